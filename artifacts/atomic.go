@@ -1,0 +1,57 @@
+package artifacts
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+)
+
+// writeAtomic copies r into a temp file in dir, fsyncs it, renames it to
+// dst and fsyncs dir. A crash at any point leaves either nothing at dst or
+// the complete file; the temp file is never mistaken for a blob because the
+// readers only look at final names and verify content anyway.
+func writeAtomic(dir, dst string, r io.Reader, perm os.FileMode) (int64, error) {
+	tmp, err := os.CreateTemp(dir, ".tmp-*")
+	if err != nil {
+		return 0, err
+	}
+	name := tmp.Name()
+	ok := false
+	defer func() {
+		if !ok {
+			tmp.Close()
+			os.Remove(name)
+		}
+	}()
+	n, err := io.Copy(tmp, r)
+	if err != nil {
+		return n, err
+	}
+	if err := tmp.Chmod(perm); err != nil {
+		return n, err
+	}
+	if err := tmp.Sync(); err != nil {
+		return n, err
+	}
+	if err := tmp.Close(); err != nil {
+		return n, err
+	}
+	if err := os.Rename(name, dst); err != nil {
+		return n, err
+	}
+	ok = true
+	return n, syncDir(filepath.Dir(dst))
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil {
+		return fmt.Errorf("fsync %s: %w", dir, err)
+	}
+	return nil
+}

@@ -1,0 +1,66 @@
+package artifacts
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"os"
+)
+
+// FormatVersion is hashed into every action ID; bump it when the store's
+// layout or the meaning of an entry changes, so old entries become misses.
+const FormatVersion = "routebench-store-v1"
+
+// ActionID identifies a computation: the hash of everything that determines it.
+type ActionID [32]byte
+
+// OutputID identifies bytes: their sha256.
+type OutputID [32]byte
+
+func (a ActionID) String() string { return hex.EncodeToString(a[:]) }
+func (o OutputID) String() string { return hex.EncodeToString(o[:]) }
+
+// Short is the first 12 hex digits, for logs and tables.
+func (a ActionID) Short() string { return a.String()[:12] }
+
+// Short is the first 12 hex digits, for logs and tables.
+func (o OutputID) Short() string { return o.String()[:12] }
+
+// ParseActionID parses a full 64-digit hex action ID.
+func ParseActionID(s string) (ActionID, error) {
+	var a ActionID
+	b, err := hex.DecodeString(s)
+	if err != nil || len(b) != len(a) {
+		return a, fmt.Errorf("artifacts: %q is not a 64-digit hex action ID", s)
+	}
+	copy(a[:], b)
+	return a, nil
+}
+
+func parseOutputID(s string) (OutputID, error) {
+	var o OutputID
+	b, err := hex.DecodeString(s)
+	if err != nil || len(b) != len(o) {
+		return o, fmt.Errorf("%q is not a 64-digit hex output ID", s)
+	}
+	copy(o[:], b)
+	return o, nil
+}
+
+// HashFile returns the output ID and size of a file's content.
+func HashFile(path string) (OutputID, int64, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return OutputID{}, 0, err
+	}
+	defer f.Close()
+	h := sha256.New()
+	n, err := io.Copy(h, f)
+	if err != nil {
+		return OutputID{}, 0, err
+	}
+	var o OutputID
+	copy(o[:], h.Sum(nil))
+	return o, n, nil
+}
