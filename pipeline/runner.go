@@ -1,0 +1,307 @@
+package pipeline
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"time"
+
+	"routebench/artifacts"
+)
+
+// RunInfoFile is written by the runner into every artifact: wall time and
+// machine. It is always volatile (never compared, never hashed downstream).
+const RunInfoFile = "run.json"
+
+// RunInfo is the content of RunInfoFile.
+type RunInfo struct {
+	Stage   string  `json:"stage"`
+	Key     string  `json:"key"`
+	Started string  `json:"started"`
+	WallSec float64 `json:"wall_seconds"`
+	CPU     string  `json:"cpu"`
+	Cores   int     `json:"cores"`
+	Go      string  `json:"go"`
+}
+
+// Runner executes plans against a store.
+type Runner struct {
+	Store *artifacts.Store
+	// Verify ignores hits, recomputes, and fails if a stage's stable output
+	// differs from the cached one.
+	Verify bool
+	// Force reruns the named stages (by name or kind) even when cached.
+	Force map[string]bool
+	// DebugKey, if set, receives every line that went into each key.
+	DebugKey io.Writer
+	// Log receives progress and the run summary; nil means os.Stderr.
+	Log io.Writer
+	// Interactive draws progress bars instead of periodic log lines.
+	Interactive bool
+	// OnExecute is called before a stage's Run (a spy for tests).
+	OnExecute func(s *Stage)
+	// Now is the clock (injected by tests).
+	Now func() time.Time
+}
+
+// Record is one line of the run log.
+type Record struct {
+	Stage   string   `json:"stage"`
+	Key     string   `json:"key"`
+	Result  string   `json:"result"` // hit, ran, verified
+	Reason  string   `json:"reason,omitempty"`
+	WallSec float64  `json:"wall_seconds"`
+	Outputs []string `json:"outputs,omitempty"` // name:output-id
+}
+
+// Result is what a run produced.
+type Result struct {
+	Artifacts map[string]*artifacts.Artifact // by stage name
+	Records   []Record
+}
+
+func (r *Runner) logw() io.Writer {
+	if r.Log == nil {
+		return os.Stderr
+	}
+	return r.Log
+}
+
+func (r *Runner) now() time.Time {
+	if r.Now == nil {
+		return time.Now()
+	}
+	return r.Now()
+}
+
+func (r *Runner) forced(s *Stage) bool { return r.Force[s.Name] || r.Force[s.Kind] }
+
+// Run executes the plan in order, skipping stages whose key is cached.
+func (r *Runner) Run(ctx context.Context, plan *Plan) (*Result, error) {
+	res := &Result{Artifacts: map[string]*artifacts.Artifact{}}
+	for _, s := range plan.Stages {
+		if err := ctx.Err(); err != nil {
+			return res, fmt.Errorf("interrupted before stage %s: %w", s.Name, err)
+		}
+		rec, art, err := r.runStage(ctx, s, res.Artifacts)
+		if err != nil {
+			return res, err
+		}
+		res.Artifacts[s.Name] = art
+		res.Records = append(res.Records, rec)
+		verb := rec.Result
+		if rec.Reason != "" {
+			verb += " (" + rec.Reason + ")"
+		}
+		fmt.Fprintf(r.logw(), "%-28s %s  %s  %.1fs\n", s.Name, rec.Key[:12], verb, rec.WallSec)
+	}
+	r.saveLog(plan, res.Records)
+	return res, nil
+}
+
+func (r *Runner) inputDigests(s *Stage, done map[string]*artifacts.Artifact) (map[string]string, error) {
+	d := map[string]string{}
+	for _, in := range s.Inputs {
+		a, ok := done[in.Stage.Name]
+		if !ok {
+			return nil, fmt.Errorf("stage %s: input %s has not run", s.Name, in.Stage.Name)
+		}
+		d[in.Name] = StableDigest(in.Stage, a)
+	}
+	return d, nil
+}
+
+func (r *Runner) runStage(ctx context.Context, s *Stage, done map[string]*artifacts.Artifact) (Record, *artifacts.Artifact, error) {
+	digests, err := r.inputDigests(s, done)
+	if err != nil {
+		return Record{}, nil, err
+	}
+	key, err := ComputeKey(s, digests)
+	if err != nil {
+		return Record{}, nil, err
+	}
+	if r.DebugKey != nil {
+		fmt.Fprintf(r.DebugKey, "key %s for stage %s:\n%s\n", key.ID, s.Name, key.Text)
+	}
+	rec := Record{Stage: s.Name, Key: key.ID.String()}
+	cached, missErr := r.Store.Get(key.ID)
+	if missErr != nil && !artifacts.IsMiss(missErr) {
+		return rec, nil, missErr
+	}
+	if cached != nil && !r.Verify && !r.forced(s) {
+		rec.Result = "hit"
+		return rec, cached, nil
+	}
+	unlock, err := r.Store.ActionLock(key.ID)
+	if err != nil {
+		return rec, nil, err
+	}
+	defer unlock()
+	if !r.Verify && !r.forced(s) {
+		// Another process may have finished this stage while we waited.
+		if a, err := r.Store.Get(key.ID); err == nil {
+			rec.Result, rec.Reason = "hit", "computed by another process"
+			return rec, a, nil
+		}
+	}
+	switch {
+	case r.Verify:
+		rec.Reason = "verify"
+	case r.forced(s):
+		rec.Reason = "forced"
+	default:
+		rec.Reason = missErr.(*artifacts.Miss).Reason
+	}
+	art, wall, err := r.execute(ctx, s, key, done)
+	rec.WallSec = wall.Seconds()
+	if err != nil {
+		return rec, nil, err
+	}
+	rec.Result = "ran"
+	if r.Verify && cached != nil {
+		if err := compareOutputs(s, cached, art); err != nil {
+			return rec, nil, err
+		}
+		rec.Result = "verified"
+	}
+	for _, f := range art.Files {
+		rec.Outputs = append(rec.Outputs, f.Name+":"+f.ID.Short())
+	}
+	return rec, art, nil
+}
+
+// execute runs one stage into its work dir and commits the outputs.
+func (r *Runner) execute(ctx context.Context, s *Stage, key Key, done map[string]*artifacts.Artifact) (*artifacts.Artifact, time.Duration, error) {
+	work := r.Store.WorkDir(key.ID)
+	out := filepath.Join(work, "out")
+	// Outputs of an interrupted attempt are discarded; scratch (checkpoints) is kept.
+	if err := os.RemoveAll(out); err != nil {
+		return nil, 0, fmt.Errorf("stage %s: clearing %s: %w", s.Name, out, err)
+	}
+	scratch := filepath.Join(work, "scratch")
+	for _, d := range []string{out, scratch} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return nil, 0, fmt.Errorf("stage %s: %w", s.Name, err)
+		}
+	}
+	inputs := map[string]*artifacts.Artifact{}
+	for _, in := range s.Inputs {
+		inputs[in.Name] = done[in.Stage.Name]
+	}
+	prog := newProgress(s.Name, r.Interactive, r.logw())
+	rc := &RunContext{
+		Context: ctx, Stage: s, Inputs: inputs, OutDir: out, WorkDir: scratch,
+		Logf: func(format string, args ...any) {
+			prog.pause()
+			fmt.Fprintf(r.logw(), "%s: %s\n", s.Name, fmt.Sprintf(format, args...))
+		},
+		Progress: prog.update,
+	}
+	if r.OnExecute != nil {
+		r.OnExecute(s)
+	}
+	start := r.now()
+	err := runSafely(s, rc)
+	prog.finish()
+	wall := r.now().Sub(start)
+	if err != nil {
+		// No artifact: the out dir is discarded on the next attempt.
+		return nil, wall, fmt.Errorf("stage %s failed: %w", s.Name, err)
+	}
+	info := RunInfo{Stage: s.Name, Key: key.ID.String(), Started: start.UTC().Format(time.RFC3339), WallSec: wall.Seconds(),
+		CPU: cpuModel(), Cores: runtime.NumCPU(), Go: runtime.Version()}
+	b, _ := json.MarshalIndent(info, "", "  ")
+	if err := os.WriteFile(filepath.Join(out, RunInfoFile), append(b, '\n'), 0o644); err != nil {
+		return nil, wall, fmt.Errorf("stage %s: %w", s.Name, err)
+	}
+	art, err := r.Store.Put(key.ID, s.Name, out)
+	if err != nil {
+		return nil, wall, err
+	}
+	os.RemoveAll(work)
+	return art, wall, nil
+}
+
+// runSafely turns a panic inside a stage into an error, so that a bug is
+// reported with the stage's name and nothing is committed.
+func runSafely(s *Stage, rc *RunContext) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			buf := make([]byte, 8192)
+			n := runtime.Stack(buf, false)
+			err = fmt.Errorf("panic: %v\n%s", p, buf[:n])
+		}
+	}()
+	return s.Run(rc)
+}
+
+// compareOutputs fails when a recomputed stage's stable files differ from
+// the cached ones: the stage is not deterministic, or the cache was
+// poisoned.
+func compareOutputs(s *Stage, cached, fresh *artifacts.Artifact) error {
+	if StableDigest(s, cached) == StableDigest(s, fresh) {
+		return nil
+	}
+	vol := map[string]bool{RunInfoFile: true}
+	for _, v := range s.Volatile {
+		vol[v] = true
+	}
+	old := map[string]string{}
+	for _, f := range cached.Files {
+		old[f.Name] = f.ID.Short()
+	}
+	var diffs []string
+	for _, f := range fresh.Files {
+		if vol[f.Name] {
+			continue
+		}
+		if o, ok := old[f.Name]; !ok {
+			diffs = append(diffs, f.Name+": new file")
+		} else if o != f.ID.Short() {
+			diffs = append(diffs, fmt.Sprintf("%s: cached %s, recomputed %s", f.Name, o, f.ID.Short()))
+		}
+		delete(old, f.Name)
+	}
+	for n := range old {
+		if !vol[n] {
+			diffs = append(diffs, n+": missing from the recomputation")
+		}
+	}
+	sort.Strings(diffs)
+	return fmt.Errorf("verify: stage %s is not deterministic: its recomputed output differs from the cached one (%s)", s.Name, strings.Join(diffs, "; "))
+}
+
+func (r *Runner) saveLog(plan *Plan, recs []Record) {
+	dir := filepath.Join(r.Store.Root(), "runs")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return
+	}
+	name := fmt.Sprintf("%s-%s.jsonl", r.now().UTC().Format("20060102T150405.000"), plan.Profile)
+	var b strings.Builder
+	for _, rec := range recs {
+		j, _ := json.Marshal(rec)
+		b.Write(j)
+		b.WriteByte('\n')
+	}
+	os.WriteFile(filepath.Join(dir, name), []byte(b.String()), 0o644)
+}
+
+// cpuModel reads the CPU model name for run records.
+func cpuModel() string {
+	data, err := os.ReadFile("/proc/cpuinfo")
+	if err != nil {
+		return runtime.GOARCH
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
+			return strings.TrimSpace(v)
+		}
+	}
+	return runtime.GOARCH
+}

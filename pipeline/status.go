@@ -1,0 +1,86 @@
+package pipeline
+
+import (
+	"fmt"
+
+	"routebench/artifacts"
+)
+
+// StatusLine says whether a stage is cached and, if not, why it would run
+// (DVC-style "status").
+type StatusLine struct {
+	Stage  string
+	Key    string // empty when an input must run first
+	Cached bool
+	Reason string
+}
+
+// Status computes what a Run would do without running anything. It also
+// returns the cached artifacts found, by stage name.
+func (r *Runner) Status(plan *Plan) ([]StatusLine, map[string]*artifacts.Artifact, error) {
+	done := map[string]*artifacts.Artifact{}
+	var lines []StatusLine
+	for _, s := range plan.Stages {
+		line := StatusLine{Stage: s.Name}
+		var pending string
+		for _, in := range s.Inputs {
+			if done[in.Stage.Name] == nil {
+				pending = in.Stage.Name
+				break
+			}
+		}
+		if pending != "" {
+			line.Reason = "input " + pending + " will run first"
+			lines = append(lines, line)
+			continue
+		}
+		digests, err := r.inputDigests(s, done)
+		if err != nil {
+			return nil, nil, err
+		}
+		key, err := ComputeKey(s, digests)
+		if err != nil {
+			return nil, nil, err
+		}
+		if r.DebugKey != nil {
+			fmt.Fprintf(r.DebugKey, "key %s for stage %s:\n%s\n", key.ID, s.Name, key.Text)
+		}
+		line.Key = key.ID.String()
+		art, err := r.Store.Get(key.ID)
+		switch {
+		case err == nil && r.forced(s):
+			line.Reason = "forced"
+			done[s.Name] = art
+		case err == nil:
+			line.Cached = true
+			done[s.Name] = art
+		case artifacts.IsMiss(err):
+			line.Reason = err.(*artifacts.Miss).Reason
+		default:
+			return nil, nil, err
+		}
+		lines = append(lines, line)
+	}
+	return lines, done, nil
+}
+
+// LiveKeys is the set of action IDs the plans would use now: what gc keeps.
+func (r *Runner) LiveKeys(plans ...*Plan) (map[artifacts.ActionID]bool, error) {
+	live := map[artifacts.ActionID]bool{}
+	for _, p := range plans {
+		lines, _, err := r.Status(p)
+		if err != nil {
+			return nil, err
+		}
+		for _, l := range lines {
+			if l.Key != "" {
+				id, err := artifacts.ParseActionID(l.Key)
+				if err != nil {
+					return nil, err
+				}
+				live[id] = true
+			}
+		}
+	}
+	return live, nil
+}

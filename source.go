@@ -1,0 +1,12 @@
+// Package routebench embeds the module's own source, so that the pipeline
+// can hash, at run time, exactly the code the running binary was built
+// from (see pipeline/salt.go). It must import nothing else.
+package routebench
+
+import "embed"
+
+// Source holds go.mod, go.sum and the packages whose code can change a
+// stage's output. Directories listed here must exist.
+//
+//go:embed go.mod go.sum artifacts pipeline stages model
+var Source embed.FS
