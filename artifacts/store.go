@@ -39,7 +39,9 @@ type Miss struct {
 	Reason string
 }
 
-func (m *Miss) Error() string { return fmt.Sprintf("artifact %s: miss: %s", m.Action.Short(), m.Reason) }
+func (m *Miss) Error() string {
+	return fmt.Sprintf("artifact %s: miss: %s", m.Action.Short(), m.Reason)
+}
 
 // IsMiss reports whether err is a cache miss (as opposed to an I/O failure of
 // the store itself).
