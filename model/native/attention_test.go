@@ -1,0 +1,246 @@
+package native
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// tolAttn: the kernel's output error is driven by float32 rounding of the
+// scores (relative eps * |s|, so a logit of magnitude M moves weights by
+// ~eps*M), of cos/sin and of the sums. We allow
+//
+//	|out - ref| <= tolAttn * (1 + M_i) * Vmax
+//
+// per output element, with M_i = max_j (sum_c |q_ic k_jc| / sqrt(d) + |bias_ij|)
+// and Vmax the largest |v| of the head: tolAttn = 2e-5 is ~300 float32 eps.
+// A wrong mask, block edge or rotation gives errors of order Vmax.
+const tolAttn = 2e-5
+
+type attnCase struct {
+	name     string
+	rotation string // none, rope, accumulated
+	valueRot bool
+	alibi    bool
+}
+
+var attnCases = []attnCase{
+	{"nope", "none", false, false},
+	{"rope", "rope", false, false},
+	{"alibi", "none", false, true},
+	{"acc-qk", "accumulated", false, false},
+	{"acc-qkv", "accumulated", true, false},
+}
+
+// attnProblem draws a random problem and returns the kernel's inputs and the
+// reference's.
+func attnProblem(r *rand.Rand, c attnCase, L, H, d int) (*attnShape, []float32, refAttnIn) {
+	D, P := H*d, d/2
+	qkv := randSlice(r, L*3*D, 1)
+	in := refAttnIn{L: L, H: H, d: d, valueRot: c.valueRot}
+	for i := 0; i < L; i++ {
+		row := func(off int) []float64 {
+			x := make([]float64, D)
+			for t := range x {
+				x[t] = float64(qkv[i*3*D+off+t])
+			}
+			return x
+		}
+		in.q, in.k, in.v = append(in.q, row(0)), append(in.k, row(D)), append(in.v, row(2*D))
+	}
+	s := &attnShape{L: L, H: H, d: d, valueRot: c.valueRot}
+	switch c.rotation {
+	case "rope":
+		s.cs = ropeCosSin(L, H, d, 10000, 2)
+		for i := 0; i < L; i++ {
+			psi := make([]float64, H*P)
+			for h := 0; h < H; h++ {
+				for p := 0; p < P; p++ {
+					psi[h*P+p] = float64(i) * math.Pow(10000, -2*float64(p)/float64(d))
+				}
+			}
+			in.psi = append(in.psi, psi)
+		}
+	case "accumulated":
+		V := 11
+		table := randSlice(r, V*H*P, 1)
+		toks := make([]int32, L)
+		acc := make([]float64, H*P)
+		for i := range toks {
+			toks[i] = int32(r.IntN(V))
+			for k := range acc {
+				acc[k] += float64(table[int(toks[i])*H*P+k])
+			}
+			in.psi = append(in.psi, append([]float64(nil), acc...))
+		}
+		s.cs = accumulatedCosSin(toks, table, H, d)
+	}
+	if c.alibi {
+		s.slopes = alibiSlopes(H)
+		for _, m := range s.slopes {
+			in.slopes = append(in.slopes, float64(m))
+		}
+	}
+	return s, qkv, in
+}
+
+// runKernel scatters qkv rows block by block, as the forward does, and attends.
+func runKernel(s *attnShape, qkv []float32, workers int, dists []int) ([]float32, *layerDiag) {
+	D := s.H * s.d
+	b := newHeadBufs(s)
+	for row0 := 0; row0 < s.L; row0 += blockK {
+		n := min(blockK, s.L-row0)
+		x := qkv[row0*3*D:]
+		b.scatterRows(s, row0, n, x, x[D:], x[2*D:], 3*D)
+	}
+	out := make([]float32, s.L*D)
+	var diag *layerDiag
+	if dists != nil {
+		diag = newLayerDiag(s.H, s.L, dists)
+	}
+	b.attend(s, out, workers, diag)
+	return out, diag
+}
+
+func checkAttention(t *testing.T, s *attnShape, in refAttnIn, got []float32, ref [][]float64) {
+	t.Helper()
+	L, H, d := s.L, s.H, s.d
+	for h := 0; h < H; h++ {
+		var vmax float64
+		for j := 0; j < L; j++ {
+			for c := 0; c < d; c++ {
+				vmax = math.Max(vmax, math.Abs(in.v[j][h*d+c]))
+			}
+		}
+		for i := 0; i < L; i++ {
+			var M float64
+			for j := 0; j <= i; j++ {
+				var m float64
+				for c := 0; c < d; c++ {
+					m += math.Abs(in.q[i][h*d+c] * in.k[j][h*d+c])
+				}
+				m /= math.Sqrt(float64(d))
+				if in.slopes != nil {
+					m += in.slopes[h] * float64(i-j)
+				}
+				M = math.Max(M, m)
+			}
+			tol := tolAttn * (1 + M) * vmax
+			for c := 0; c < d; c++ {
+				g, w := float64(got[i*H*d+h*d+c]), ref[i][h*d+c]
+				if !(math.Abs(g-w) <= tol) {
+					t.Fatalf("head %d row %d col %d: got %.7g, want %.7g (tol %.2g)", h, i, c, g, w, tol)
+				}
+			}
+		}
+	}
+}
+
+// TestAttentionMatchesReference covers block edges (blockK = blockQ = 64):
+// L = 1, 63, 64, 65, 127, 128, 129, odd primes; head widths that take the
+// vector path (32, 16) and the portable one (8); every variant flavour.
+func TestAttentionMatchesReference(t *testing.T) {
+	lengths := []int{1, 2, 63, 64, 65, 97, 127, 128, 129, 131, 200}
+	if testing.Short() {
+		lengths = []int{1, 63, 64, 65, 131}
+	}
+	forEachKernelSet(t, func(t *testing.T) {
+		for _, c := range attnCases {
+			for _, d := range []int{32, 8, 16} {
+				for _, L := range lengths {
+					t.Run(fmt.Sprintf("%s/d=%d/L=%d", c.name, d, L), func(t *testing.T) {
+						r := rand.New(rand.NewPCG(uint64(L), uint64(d)))
+						s, qkv, in := attnProblem(r, c, L, 2, d)
+						ref, _ := refAttention(in)
+						got, _ := runKernel(s, qkv, 2, nil)
+						checkAttention(t, s, in, got, ref)
+					})
+				}
+			}
+		}
+	})
+}
+
+// TestAttentionLargeLogits: scores far from 0 (scaled q, k) and strong ALiBi
+// slopes stress the online max/rescale logic.
+func TestAttentionLargeLogits(t *testing.T) {
+	forEachKernelSet(t, func(t *testing.T) {
+		r := rand.New(rand.NewPCG(9, 9))
+		s, qkv, in := attnProblem(r, attnCase{"alibi", "accumulated", true, true}, 150, 3, 32)
+		for i := range qkv {
+			qkv[i] *= 4
+		}
+		for i := range in.q {
+			for c := range in.q[i] {
+				in.q[i][c] *= 4
+				in.k[i][c] *= 4
+				in.v[i][c] *= 4
+			}
+		}
+		ref, _ := refAttention(in)
+		got, _ := runKernel(s, qkv, 2, nil)
+		checkAttention(t, s, in, got, ref)
+	})
+}
+
+// TestDiagnosticsMatchReference: far mass and entropy from the second
+// streaming pass equal sums over the reference weights. Masses are in [0,1]
+// and entropies of order log L: absolute tolerances 2e-5 and 1e-4 cover
+// float32 weights summed in float64.
+func TestDiagnosticsMatchReference(t *testing.T) {
+	forEachKernelSet(t, func(t *testing.T) {
+		for _, c := range attnCases {
+			for _, L := range []int{1, 65, 200} {
+				r := rand.New(rand.NewPCG(uint64(L), 77))
+				s, qkv, in := attnProblem(r, c, L, 2, 32)
+				_, alpha := refAttention(in)
+				dists := []int{0, 3, 64, 100, 1000}
+				_, diag := runKernel(s, qkv, 2, dists)
+				for h := 0; h < s.H; h++ {
+					for i := 0; i < L; i++ {
+						var ent float64
+						far := make([]float64, len(dists))
+						for j := 0; j <= i; j++ {
+							a := alpha[h][i][j]
+							if a > 0 {
+								ent -= a * math.Log(a)
+							}
+							for k, D := range dists {
+								if i-j > D {
+									far[k] += a
+								}
+							}
+						}
+						hd := diag.heads[h]
+						if g := float64(hd.ent[i]); math.Abs(g-ent) > 1e-4 {
+							t.Fatalf("%s L=%d head %d row %d: entropy %g, want %g", c.name, L, h, i, g, ent)
+						}
+						for k := range dists {
+							if g := float64(hd.far[k][i]); math.Abs(g-far[k]) > 2e-5 {
+								t.Fatalf("%s L=%d head %d row %d: far mass beyond %d = %g, want %g", c.name, L, h, i, dists[k], g, far[k])
+							}
+						}
+					}
+				}
+			}
+		}
+	})
+}
+
+func TestAlibiSlopes(t *testing.T) {
+	want := map[int][]float64{
+		4: {1.0 / 4, 1.0 / 16, 1.0 / 64, 1.0 / 256},
+		// H=6: the 4 slopes of H=4, then slopes 0 and 2 (0-based) of H=8,
+		// whose slopes are 2^-1 ... 2^-8.
+		6: {1.0 / 4, 1.0 / 16, 1.0 / 64, 1.0 / 256, 1.0 / 2, 1.0 / 8},
+	}
+	for H, w := range want {
+		got := alibiSlopes(H)
+		for h := range w {
+			if math.Abs(float64(got[h])-w[h]) > 1e-7*w[h] {
+				t.Errorf("H=%d: slope %d = %g, want %g", H, h, got[h], w[h])
+			}
+		}
+	}
+}

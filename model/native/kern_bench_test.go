@@ -1,0 +1,48 @@
+package native
+
+import (
+	"math/rand/v2"
+	"testing"
+)
+
+// Micro-benchmarks of the kernels alone, one goroutine, data in L1/L2.
+
+func BenchmarkQKBlock(b *testing.B) {
+	r := rand.New(rand.NewPCG(1, 1))
+	nq, d, bk := 64, 32, 64
+	q, kt, s := randSlice(r, nq*d, 1), randSlice(r, d*bk, 1), make([]float32, nq*bk)
+	for b.Loop() {
+		qkBlock(s, q, kt, nq, d, bk)
+	}
+	b.ReportMetric(float64(2*nq*d*bk)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+}
+
+func BenchmarkPVBlock(b *testing.B) {
+	r := rand.New(rand.NewPCG(1, 1))
+	nq, d, bk := 64, 32, 64
+	p, v, o := randSlice(r, nq*bk, 1), randSlice(r, bk*d, 1), make([]float32, nq*d)
+	for b.Loop() {
+		pvBlock(o, p, v, nq, d, bk, bk)
+	}
+	b.ReportMetric(float64(2*nq*d*bk)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+}
+
+func BenchmarkExpShift(b *testing.B) {
+	r := rand.New(rand.NewPCG(1, 1))
+	x := randSlice(r, 4096, 1)
+	for b.Loop() {
+		expShift(x, 3)
+	}
+	b.ReportMetric(float64(len(x))*float64(b.N)/b.Elapsed().Seconds()/1e9, "Gexp/s")
+}
+
+func BenchmarkGemm(b *testing.B) {
+	r := rand.New(rand.NewPCG(1, 1))
+	m, k, n := 1024, 128, 384
+	a, bb, c := randSlice(r, m*k, 1), randSlice(r, k*n, 1), make([]float32, m*n)
+	pb := packB(bb, k, n)
+	for b.Loop() {
+		gemmParallel(c, n, a, k, pb, m, false, 0)
+	}
+	b.ReportMetric(float64(2*m*k*n)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+}
