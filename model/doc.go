@@ -1,0 +1,34 @@
+// Package model is routebench's transformer: its variants, its gomlx
+// training loop, and the export of trained weights in the canonical format
+// of package weights.
+//
+// It exists to turn a token source into one trained weights file per
+// position-encoding variant, reproducibly: identical inputs (config, data,
+// seed) give bit-identical weights, also across a kill and resume. The
+// architecture is specified in weights/ARCHITECTURE.md; the native evaluator
+// (model/native) implements the same page, and Forward here is the gomlx
+// side of the cross-check. Long-context evaluation is not done here.
+//
+// API used by the pipeline:
+//
+//	cfg, err := model.ProfileConfig("cpu", "random-qk", 257) // smoke, cpu, paper
+//	err = model.Train(ctx, cfg, data, workDir, outDir, progress)
+//	// outDir/weights.rbw  (weights.Set, Arch filled; "angles" for accumulated variants)
+//	// outDir/train.json   (TrainReport: config, loss curve, held-out losses, speed, memory)
+//	logits, err := model.Forward(set, tokens)              // gomlx forward of exported weights
+//	names := model.Variants()                              // registry order
+//
+// Data is the only input: TrainBatch must be a pure function of
+// (seed, step, batch, T) and EvalWindows of (seed, L, n), so that a resumed
+// run sees the same batches.
+//
+// What this package must never do: download anything, auto-install XLA
+// (build with -tags noxla), write outside workDir/outDir, leave a file in
+// outDir after a failed run, or let a gomlx panic cross its API (every entry
+// point recovers into an error).
+//
+// Two gomlx v0.26.0 problems are worked around here (see /work/shared/GOMLX-NOTES.md):
+// the stock DotGeneral gradient materialises an outer product (matmul_vjp.go
+// replaces it), and the default simplego executor can deadlock (backend.go
+// configures it).
+package model
