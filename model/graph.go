@@ -11,8 +11,8 @@ import (
 // whose gradients exist in simplego v0.26.0 are used: no Slice/Concatenate
 // (their VJPs need Pad), no Rsqrt, no CumSum.
 type net struct {
-	c Config
-	v Variant
+	c       Config
+	v       Variant
 	H, d, P int
 }
 
@@ -60,7 +60,7 @@ func (n net) attention(l int, p map[string]*Node, a *Node, rot *rotation, bias *
 	s = Add(MulScalar(s, 1/math.Sqrt(float64(d))), BroadcastToDims(InsertAxes(constLike(s, bias), 0), s.Shape().Dimensions...))
 	alpha := softmax(s)
 	o := DotGeneral(alpha, []int{3}, []int{0, 1}, v, []int{1}, []int{0, 2}) // [B, H, Tq, d]
-	o = TransposeAllAxes(o, 0, 2, 1, 3)                                       // [B, Tq, H, d]
+	o = TransposeAllAxes(o, 0, 2, 1, 3)                                     // [B, Tq, H, d]
 	if rot != nil && n.v.ValueRot {
 		o = rotate(o, rot.cos, Neg(rot.sin)) // R(-psi_i)
 	}
