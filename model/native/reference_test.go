@@ -84,3 +84,96 @@ func refAttention(in refAttnIn) ([][]float64, [][][]float64) {
 	}
 	return out, alpha
 }
+
+// refForward is ARCHITECTURE.md's forward in float64: logits [L][V].
+func refForward(set *weightsView, tokens []int32) [][]float64 {
+	a := set.arch
+	L, V, D, H, d, F, P := len(tokens), a.Vocab, a.DModel, a.Heads, a.DHead(), a.DHidden, a.DHead()/2
+	matmul := func(x [][]float64, w []float32, k, n int) [][]float64 {
+		y := make([][]float64, len(x))
+		for i, row := range x {
+			y[i] = make([]float64, n)
+			for kk := 0; kk < k; kk++ {
+				for j := 0; j < n; j++ {
+					y[i][j] += row[kk] * float64(w[kk*n+j])
+				}
+			}
+		}
+		return y
+	}
+	rms := func(x [][]float64, g []float32) [][]float64 {
+		y := make([][]float64, len(x))
+		for i, row := range x {
+			var ss float64
+			for _, u := range row {
+				ss += u * u
+			}
+			inv := 1 / math.Sqrt(ss/float64(D)+a.NormEps)
+			y[i] = make([]float64, D)
+			for c, u := range row {
+				y[i][c] = u * inv * float64(g[c])
+			}
+		}
+		return y
+	}
+	h := make([][]float64, L)
+	for i, x := range tokens {
+		h[i] = make([]float64, D)
+		for c := 0; c < D; c++ {
+			h[i][c] = float64(set.t("embed")[int(x)*D+c])
+		}
+	}
+	var psi [][]float64
+	switch a.Rotation {
+	case "rope":
+		for i := 0; i < L; i++ {
+			row := make([]float64, H*P)
+			for hh := 0; hh < H; hh++ {
+				for p := 0; p < P; p++ {
+					row[hh*P+p] = float64(i) * math.Pow(a.RopeBase, -2*float64(p)/float64(d))
+				}
+			}
+			psi = append(psi, row)
+		}
+	case "accumulated":
+		acc := make([]float64, H*P)
+		for _, x := range tokens {
+			for k := range acc {
+				acc[k] += float64(set.t("angles")[int(x)*H*P+k])
+			}
+			psi = append(psi, append([]float64(nil), acc...))
+		}
+	}
+	var slopes []float64
+	if a.ALiBi {
+		for _, m := range alibiSlopes(H) {
+			slopes = append(slopes, float64(m))
+		}
+	}
+	for n := 0; n < a.Layers; n++ {
+		p := func(s string) []float32 { return set.t(blockName(n) + s) }
+		x := rms(h, p("norm1"))
+		att, _ := refAttention(refAttnIn{L: L, H: H, d: d, q: matmul(x, p("wq"), D, D), k: matmul(x, p("wk"), D, D),
+			v: matmul(x, p("wv"), D, D), psi: psi, valueRot: a.ValueRot, slopes: slopes})
+		o := matmul(att, p("wo"), D, D)
+		for i := range h {
+			for c := range h[i] {
+				h[i][c] += o[i][c]
+			}
+		}
+		u := matmul(rms(h, p("norm2")), p("w1"), D, F)
+		for i := range u {
+			for c := range u[i] {
+				v := u[i][c] + float64(p("b1")[c])
+				u[i][c] = 0.5 * v * (1 + math.Tanh(math.Sqrt(2/math.Pi)*(v+0.044715*v*v*v)))
+			}
+		}
+		y := matmul(u, p("w2"), F, D)
+		for i := range h {
+			for c := range h[i] {
+				h[i][c] += y[i][c] + float64(p("b2")[c])
+			}
+		}
+	}
+	return matmul(rms(h, set.t("normf")), set.t("unembed"), D, V)
+}

@@ -1,0 +1,227 @@
+package native
+
+import (
+	"context"
+	"fmt"
+	"math"
+)
+
+// Options controls one LogProbs call.
+type Options struct {
+	// FarDistances, when non-empty, turns on the attention diagnostics: for
+	// every layer and head, the distribution over queries of the attention
+	// mass on sources farther than each distance, and of the entropy. It
+	// doubles the attention cost.
+	FarDistances []int
+	// Workers is the number of goroutines; 0 or less means GOMAXPROCS.
+	Workers int
+	// ReturnLogits also returns the L x V logits: for small L only
+	// (cross-checks); refused above maxLogits values.
+	ReturnLogits bool
+}
+
+// maxLogits bounds ReturnLogits (1 GiB of float32).
+const maxLogits = 1 << 28
+
+// Result is the output of LogProbs.
+type Result struct {
+	// LogProbs[i] = log p(targets[i] | tokens[0..i]) in nats; nil when
+	// targets is nil.
+	LogProbs []float64
+	// Logits[i] is the output row of position i, only with ReturnLogits.
+	Logits [][]float32
+	// Heads holds diagnostics layer-major (layer 0 heads 0..H-1, layer 1,
+	// ...), only with FarDistances.
+	Heads []HeadStats
+}
+
+// rowScratch is one worker's memory for the row-block stages.
+type rowScratch struct {
+	a, qkv, hid, logits []float32
+}
+
+// LogProbs runs the forward pass on one window of tokens and scores
+// targets (same length as tokens, or nil). ctx is checked between stages.
+func (m *Model) LogProbs(ctx context.Context, tokens, targets []int32, opts Options) (Result, error) {
+	a := m.Arch
+	L, V, D, H, d, F := len(tokens), a.Vocab, a.DModel, a.Heads, a.DHead(), a.DHidden
+	if err := m.checkInputs(tokens, targets, opts); err != nil {
+		return Result{}, err
+	}
+	workers := opts.Workers
+	var res Result
+
+	h := make([]float32, L*D)
+	for i, x := range tokens {
+		copy(h[i*D:(i+1)*D], m.embed[int(x)*D:(int(x)+1)*D])
+	}
+	s := &attnShape{L: L, H: H, d: d, valueRot: a.ValueRot, slopes: m.slopes}
+	switch a.Rotation {
+	case "rope":
+		s.cs = ropeCosSin(L, H, d, a.RopeBase, workers)
+	case "accumulated":
+		s.cs = accumulatedCosSin(tokens, m.angles, H, d)
+	}
+	bufs := newHeadBufs(s)
+	att := make([]float32, L*D)
+	vp := (V + 15) &^ 15
+	pool := newPool(func() *rowScratch {
+		sc := &rowScratch{a: make([]float32, blockK*D), qkv: make([]float32, blockK*3*D),
+			hid: make([]float32, blockK*F), logits: make([]float32, blockK*vp)}
+		for i := range sc.logits {
+			sc.logits[i] = float32(math.Inf(-1)) // padding columns stay -Inf
+		}
+		return sc
+	})
+	nrb := (L + blockK - 1) / blockK
+	eps := a.NormEps
+
+	for n, ly := range m.layers {
+		if err := ctx.Err(); err != nil {
+			return Result{}, fmt.Errorf("native: forward cancelled at layer %d: %w", n, err)
+		}
+		parallelFor(nrb, workers, func(rb int) {
+			sc := pool.get()
+			defer pool.put(sc)
+			r0, nr := rb*blockK, min(blockK, L-rb*blockK)
+			rmsNormRows(sc.a, h[r0*D:], ly.norm1, nr, D, eps)
+			gemm(sc.qkv, 3*D, sc.a, D, ly.wqkv, nr, false)
+			bufs.scatterRows(s, r0, nr, sc.qkv, sc.qkv[D:], sc.qkv[2*D:], 3*D)
+		})
+		var diag *layerDiag
+		if len(opts.FarDistances) > 0 {
+			diag = newLayerDiag(H, L, opts.FarDistances)
+		}
+		bufs.attend(s, att, workers, diag)
+		if diag != nil {
+			res.Heads = append(res.Heads, diag.summarize(n)...)
+		}
+		parallelFor(nrb, workers, func(rb int) {
+			sc := pool.get()
+			defer pool.put(sc)
+			r0, nr := rb*blockK, min(blockK, L-rb*blockK)
+			hr := h[r0*D:]
+			gemm(hr, D, att[r0*D:], D, ly.wo, nr, true) // h += attn wo
+			rmsNormRows(sc.a, hr, ly.norm2, nr, D, eps)
+			gemm(sc.hid, F, sc.a, D, ly.w1, nr, false)
+			for r := 0; r < nr; r++ {
+				row := sc.hid[r*F : (r+1)*F]
+				for c, b := range ly.b1 {
+					row[c] += b
+				}
+				geluTanh(row)
+			}
+			gemm(hr, D, sc.hid, F, ly.w2, nr, true) // h += gelu(...) w2
+			for r := 0; r < nr; r++ {
+				row := hr[r*D : (r+1)*D]
+				for c, b := range ly.b2 {
+					row[c] += b
+				}
+			}
+		})
+	}
+	if err := ctx.Err(); err != nil {
+		return Result{}, fmt.Errorf("native: forward cancelled before the output layer: %w", err)
+	}
+	if targets != nil {
+		res.LogProbs = make([]float64, L)
+	}
+	if opts.ReturnLogits {
+		res.Logits = make([][]float32, L)
+		flat := make([]float32, L*V)
+		for i := range res.Logits {
+			res.Logits[i] = flat[i*V : (i+1)*V : (i+1)*V]
+		}
+	}
+	// Output layer 64 rows at a time: never an L x V array.
+	parallelFor(nrb, workers, func(rb int) {
+		sc := pool.get()
+		defer pool.put(sc)
+		r0, nr := rb*blockK, min(blockK, L-rb*blockK)
+		rmsNormRows(sc.a, h[r0*D:], m.normf, nr, D, eps)
+		gemm(sc.logits, vp, sc.a, D, m.unemb, nr, false)
+		for r := 0; r < nr; r++ {
+			row := sc.logits[r*vp : (r+1)*vp]
+			if res.Logits != nil {
+				copy(res.Logits[r0+r], row[:V])
+			}
+			if targets == nil {
+				continue
+			}
+			mx := maxOf(row)
+			t := row[targets[r0+r]]
+			sum := expShift(row, mx) // destroys the row; the padding stays 0 -> reset below
+			res.LogProbs[r0+r] = float64(t-mx) - math.Log(float64(sum))
+			for c := V; c < vp; c++ {
+				row[c] = float32(math.Inf(-1))
+			}
+		}
+	})
+	return res, nil
+}
+
+func (m *Model) checkInputs(tokens, targets []int32, opts Options) error {
+	a := m.Arch
+	if len(tokens) == 0 {
+		return fmt.Errorf("native: empty token window (pass at least one token)")
+	}
+	if targets != nil && len(targets) != len(tokens) {
+		return fmt.Errorf("native: %d targets for %d tokens (want one target per position, or nil)", len(targets), len(tokens))
+	}
+	for name, xs := range map[string][]int32{"token": tokens, "target": targets} {
+		for i, x := range xs {
+			if x < 0 || int(x) >= a.Vocab {
+				return fmt.Errorf("native: %s %d at position %d is outside the vocabulary [0, %d) of %s/%s weights", name, x, i, a.Vocab, a.Variant, a.Profile)
+			}
+		}
+	}
+	for _, D := range opts.FarDistances {
+		if D < 0 {
+			return fmt.Errorf("native: far distance %d is negative (want distances >= 0, e.g. T and T/4)", D)
+		}
+	}
+	if opts.ReturnLogits && len(tokens)*a.Vocab > maxLogits {
+		return fmt.Errorf("native: ReturnLogits for %d tokens x %d vocabulary exceeds %d values; use LogProbs alone for long windows", len(tokens), a.Vocab, maxLogits)
+	}
+	return nil
+}
+
+// rmsNormRows writes RMSNorm(x_r) * g for n rows of width D (mean of squares in float64).
+func rmsNormRows(dst, x, g []float32, n, D int, eps float64) {
+	for r := 0; r < n; r++ {
+		row := x[r*D : (r+1)*D]
+		var ss float64
+		for _, u := range row {
+			ss += float64(u) * float64(u)
+		}
+		inv := float32(1 / math.Sqrt(ss/float64(D)+eps))
+		out := dst[r*D : (r+1)*D]
+		for c, u := range row {
+			out[c] = u * inv * g[c]
+		}
+	}
+}
+
+// pool recycles per-worker scratch across parallel tasks.
+type pool[T any] struct {
+	ch  chan T
+	new func() T
+}
+
+func newPool[T any](f func() T) *pool[T] { return &pool[T]{ch: make(chan T, 64), new: f} }
+
+func (p *pool[T]) get() T {
+	select {
+	case x := <-p.ch:
+		return x
+	default:
+		return p.new()
+	}
+}
+
+func (p *pool[T]) put(x T) {
+	select {
+	case p.ch <- x:
+	default:
+	}
+}

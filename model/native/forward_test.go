@@ -1,0 +1,264 @@
+package native
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"routebench/model/weights"
+)
+
+// weightsView gives the reference forward plain access to a set's tensors.
+type weightsView struct {
+	arch weights.Arch
+	set  *weights.Set
+}
+
+func (w *weightsView) t(name string) []float32 {
+	x, err := w.set.Get(name)
+	if err != nil {
+		panic(err)
+	}
+	return x
+}
+
+func blockName(n int) string { return fmt.Sprintf("block%03d/", n) }
+
+// variantArch maps the registry's variant names to the Arch fields that
+// change the forward.
+func variantArch(variant string) weights.Arch {
+	a := weights.Arch{Variant: variant, Profile: "test", Vocab: 19, DModel: 32, Layers: 2, Heads: 2,
+		DHidden: 48, Context: 16, NormEps: 1e-5, RopeBase: 10000, Rotation: "none"}
+	switch variant {
+	case "rope":
+		a.Rotation = "rope"
+	case "alibi":
+		a.ALiBi = true
+	case "random-qk", "learned-qk":
+		a.Rotation = "accumulated"
+	case "random-qkv", "learned-qkv":
+		a.Rotation, a.ValueRot = "accumulated", true
+	}
+	return a
+}
+
+var variants = []string{"nope", "rope", "alibi", "random-qk", "random-qkv", "learned-qk", "learned-qkv"}
+
+// randomSet draws weights at scales like a trained small model's (unit
+// gains, ~1/sqrt(fan-in) matrices), so the test exercises realistic
+// logit ranges.
+func randomSet(t testing.TB, a weights.Arch, seed uint64) *weights.Set {
+	r := rand.New(rand.NewPCG(seed, 42))
+	V, D, F, H, P := a.Vocab, a.DModel, a.DHidden, a.Heads, a.DHead()/2
+	mk := func(name string, scale, mean float64, shape ...int) weights.Tensor {
+		n := 1
+		for _, s := range shape {
+			n *= s
+		}
+		x := make([]float32, n)
+		for i := range x {
+			x[i] = float32(mean + scale*r.NormFloat64())
+		}
+		return weights.Tensor{Name: name, Shape: shape, Data: x}
+	}
+	ts := []weights.Tensor{mk("embed", 1, 0, V, D), mk("normf", 0.1, 1, D), mk("unembed", 1/math.Sqrt(float64(D)), 0, D, V)}
+	if a.Rotation == "accumulated" {
+		ts = append(ts, mk("angles", 0.7, 0, V, H, P))
+	}
+	for n := 0; n < a.Layers; n++ {
+		p := blockName(n)
+		sD, sF := 1/math.Sqrt(float64(D)), 1/math.Sqrt(float64(F))
+		ts = append(ts, mk(p+"norm1", 0.1, 1, D), mk(p+"norm2", 0.1, 1, D),
+			mk(p+"wq", 2*sD, 0, D, D), mk(p+"wk", 2*sD, 0, D, D), mk(p+"wv", sD, 0, D, D), mk(p+"wo", sD, 0, D, D),
+			mk(p+"w1", sD, 0, D, F), mk(p+"b1", 0.1, 0, F), mk(p+"w2", sF, 0, F, D), mk(p+"b2", 0.1, 0, D))
+	}
+	set, err := weights.NewSet(a, ts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return set
+}
+
+// tolLogit: logits are a chain of float32 matrix products and attention;
+// each stage adds relative error of order 1e-6. We allow
+// |logit - ref| <= tolLogit * (1 + max_v |ref logit|) per row: ~1700 eps of
+// the row's magnitude, far below the differences any wrong formula causes
+// (those are of order 1).
+const tolLogit = 1e-4
+
+func TestForwardMatchesReference(t *testing.T) {
+	lengths := []int{1, 64, 65, 131}
+	if testing.Short() {
+		lengths = []int{1, 65}
+	}
+	forEachKernelSet(t, func(t *testing.T) {
+		for _, v := range variants {
+			for _, L := range lengths {
+				t.Run(fmt.Sprintf("%s/L=%d", v, L), func(t *testing.T) {
+					a := variantArch(v)
+					set := randomSet(t, a, uint64(L))
+					m, err := Load(set)
+					if err != nil {
+						t.Fatal(err)
+					}
+					r := rand.New(rand.NewPCG(uint64(L), 5))
+					toks, tg := make([]int32, L), make([]int32, L)
+					for i := range toks {
+						toks[i], tg[i] = int32(r.IntN(a.Vocab)), int32(r.IntN(a.Vocab))
+					}
+					res, err := m.LogProbs(context.Background(), toks, tg, Options{ReturnLogits: true, Workers: 2})
+					if err != nil {
+						t.Fatal(err)
+					}
+					ref := refForward(&weightsView{arch: a, set: set}, toks)
+					for i := 0; i < L; i++ {
+						var mx, lse float64
+						for _, x := range ref[i] {
+							mx = math.Max(mx, math.Abs(x))
+						}
+						tol := tolLogit * (1 + mx)
+						for c, x := range ref[i] {
+							if g := float64(res.Logits[i][c]); math.Abs(g-x) > tol {
+								t.Fatalf("row %d logit %d: got %.7g, want %.7g (tol %.2g)", i, c, g, x, tol)
+							}
+						}
+						top := math.Inf(-1)
+						for _, x := range ref[i] {
+							top = math.Max(top, x)
+						}
+						for _, x := range ref[i] {
+							lse += math.Exp(x - top)
+						}
+						want := ref[i][tg[i]] - top - math.Log(lse)
+						// a log-prob is a difference of logits: twice the logit tolerance
+						if math.Abs(res.LogProbs[i]-want) > 2*tol {
+							t.Fatalf("row %d: log-prob %.7g, want %.7g", i, res.LogProbs[i], want)
+						}
+					}
+				})
+			}
+		}
+	})
+}
+
+// TestLogProbsWithoutLogits: the streaming output layer gives the same
+// log-probs whether or not logits are returned, with and without
+// diagnostics, and for any worker count (bitwise: the work split never
+// changes the arithmetic).
+func TestLogProbsDeterministic(t *testing.T) {
+	a := variantArch("random-qkv")
+	m, err := Load(randomSet(t, a, 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	L := 300
+	toks := make([]int32, L)
+	for i := range toks {
+		toks[i] = int32(i * 7 % a.Vocab)
+	}
+	ctx := context.Background()
+	base, err := m.LogProbs(ctx, toks, toks, Options{Workers: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range []Options{{Workers: 2, ReturnLogits: true}, {Workers: 3, FarDistances: []int{16, 4}}} {
+		res, err := m.LogProbs(ctx, toks, toks, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range base.LogProbs {
+			if res.LogProbs[i] != base.LogProbs[i] {
+				t.Fatalf("options %+v: position %d log-prob %v, want %v", o, i, res.LogProbs[i], base.LogProbs[i])
+			}
+		}
+		if len(o.FarDistances) > 0 {
+			if got := len(res.Heads); got != a.Layers*a.Heads {
+				t.Fatalf("%d head stats, want %d", got, a.Layers*a.Heads)
+			}
+			for _, hs := range res.Heads {
+				if len(hs.Far) != 2 || hs.Far[0].Distance != 16 || hs.Far[0].N != L-17 {
+					t.Fatalf("head stats %+v: want far masses for 16 (over %d queries) and 4", hs, L-17)
+				}
+				if !(hs.Far[0].Mean <= hs.Far[1].Mean) || hs.Far[1].Mean < 0 || hs.Far[1].Max > 1+1e-6 {
+					t.Fatalf("head stats %+v: far mass beyond 16 must not exceed that beyond 4, and lie in [0,1]", hs)
+				}
+				if hs.Entropy.Min < -1e-4 || hs.Entropy.Max > math.Log(float64(L))+1e-4 {
+					t.Fatalf("entropy range [%g, %g] outside [0, log L]", hs.Entropy.Min, hs.Entropy.Max)
+				}
+			}
+		}
+	}
+}
+
+func TestLoadAndInputErrors(t *testing.T) {
+	a := variantArch("random-qk")
+	good := randomSet(t, a, 1)
+	drop := func(name string) *weights.Set {
+		var ts []weights.Tensor
+		for _, x := range good.Tensors {
+			if x.Name != name {
+				ts = append(ts, x)
+			}
+		}
+		s, err := weights.NewSet(a, ts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	reshape := func(name string, shape ...int) *weights.Set {
+		var ts []weights.Tensor
+		for _, x := range good.Tensors {
+			if x.Name == name {
+				x.Shape = shape
+			}
+			ts = append(ts, x)
+		}
+		s, err := weights.NewSet(a, ts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	for _, c := range []struct {
+		set  *weights.Set
+		want string
+	}{
+		{drop("angles"), `"angles"`},
+		{drop("block001/w2"), `"block001/w2"`},
+		{reshape("block000/wq", 16, 64), "shape [16 64], want [32 32]"},
+		{nil, "nil weights"},
+	} {
+		if _, err := Load(c.set); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("Load: error %v, want one mentioning %s", err, c.want)
+		}
+	}
+	m, err := Load(good)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	for _, c := range []struct {
+		toks, tg []int32
+		opts     Options
+		want     string
+	}{
+		{nil, nil, Options{}, "empty"},
+		{[]int32{1, 19}, nil, Options{}, "token 19 at position 1"},
+		{[]int32{1, 2}, []int32{1, -1}, Options{}, "target -1 at position 1"},
+		{[]int32{1, 2}, []int32{1}, Options{}, "1 targets for 2 tokens"},
+		{[]int32{1}, nil, Options{FarDistances: []int{-2}}, "negative"},
+	} {
+		if _, err := m.LogProbs(ctx, c.toks, c.tg, c.opts); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("LogProbs(%v, %v): error %v, want one mentioning %q", c.toks, c.tg, err, c.want)
+		}
+	}
+	cctx, cancel := context.WithCancel(ctx)
+	cancel()
+	if _, err := m.LogProbs(cctx, []int32{1, 2}, nil, Options{}); err == nil || !strings.Contains(err.Error(), "cancel") {
+		t.Errorf("cancelled context: error %v", err)
+	}
+}

@@ -1,0 +1,99 @@
+package native
+
+import (
+	"fmt"
+
+	"routebench/model/weights"
+)
+
+// Model is a weights set prepared for the native forward pass: checked,
+// with matrices packed for the sgemm kernels. It is read-only after Load
+// and safe for concurrent LogProbs calls.
+type Model struct {
+	Arch   weights.Arch
+	embed  []float32 // [V][D]
+	layers []layer
+	normf  []float32
+	unemb  *packedB  // D x V
+	angles []float32 // [V][H][P], accumulated variants only
+	slopes []float32 // ALiBi slopes per head, nil without ALiBi
+}
+
+type layer struct {
+	norm1, norm2 []float32
+	wqkv         *packedB // D x 3D: wq | wk | wv side by side
+	wo           *packedB // D x D
+	w1           *packedB // D x F
+	b1           []float32
+	w2           *packedB // F x D
+	b2           []float32
+}
+
+// Load checks that set holds every tensor ARCHITECTURE.md names for its
+// Arch, with the right shapes, and prepares it.
+func Load(set *weights.Set) (*Model, error) {
+	if set == nil {
+		return nil, fmt.Errorf("native: Load got a nil weights set")
+	}
+	a := set.Arch
+	if err := a.Validate(); err != nil {
+		return nil, fmt.Errorf("native: %w", err)
+	}
+	where := fmt.Sprintf("%s/%s weights", a.Variant, a.Profile)
+	get := func(name string, shape ...int) ([]float32, error) {
+		x, err := set.Get(name, shape...)
+		if err != nil {
+			return nil, fmt.Errorf("native: loading %s: %w (re-export the weights with the train stage)", where, err)
+		}
+		return x, nil
+	}
+	V, D, F, H := a.Vocab, a.DModel, a.DHidden, a.Heads
+	m := &Model{Arch: a}
+	var err error
+	if m.embed, err = get("embed", V, D); err != nil {
+		return nil, err
+	}
+	if m.normf, err = get("normf", D); err != nil {
+		return nil, err
+	}
+	un, err := get("unembed", D, V)
+	if err != nil {
+		return nil, err
+	}
+	m.unemb = packB(un, D, V)
+	if a.Rotation == "accumulated" {
+		if m.angles, err = get("angles", V, H, a.DHead()/2); err != nil {
+			return nil, err
+		}
+	}
+	if a.ALiBi {
+		m.slopes = alibiSlopes(H)
+	}
+	for n := 0; n < a.Layers; n++ {
+		p := fmt.Sprintf("block%03d/", n)
+		var l layer
+		var wq, wk, wv, wo, w1, w2 []float32
+		for _, t := range []struct {
+			dst   *[]float32
+			name  string
+			shape []int
+		}{
+			{&l.norm1, "norm1", []int{D}}, {&l.norm2, "norm2", []int{D}},
+			{&wq, "wq", []int{D, D}}, {&wk, "wk", []int{D, D}}, {&wv, "wv", []int{D, D}}, {&wo, "wo", []int{D, D}},
+			{&w1, "w1", []int{D, F}}, {&l.b1, "b1", []int{F}}, {&w2, "w2", []int{F, D}}, {&l.b2, "b2", []int{D}},
+		} {
+			if *t.dst, err = get(p+t.name, t.shape...); err != nil {
+				return nil, err
+			}
+		}
+		qkv := make([]float32, D*3*D)
+		for r := 0; r < D; r++ {
+			copy(qkv[r*3*D:], wq[r*D:(r+1)*D])
+			copy(qkv[r*3*D+D:], wk[r*D:(r+1)*D])
+			copy(qkv[r*3*D+2*D:], wv[r*D:(r+1)*D])
+		}
+		l.wqkv, l.wo, l.w1, l.w2 = packB(qkv, D, 3*D), packB(wo, D, D), packB(w1, D, F), packB(w2, F, D)
+		m.layers = append(m.layers, l)
+	}
+	return m, nil
+}
