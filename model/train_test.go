@@ -3,6 +3,7 @@ package model
 import (
 	"bytes"
 	"context"
+	"math"
 	"os"
 	"path/filepath"
 	"testing"
@@ -98,5 +99,51 @@ func TestTrainDeterministicAndResume(t *testing.T) {
 	got, _ := os.ReadFile(filepath.Join(out, WeightsFile))
 	if !bytes.Equal(got, want) {
 		t.Fatal("resumed run's weights differ from the uninterrupted run's")
+	}
+}
+
+// TestLearnedGraphRotationMatchesHost checks that the in-graph float32
+// prefix sum of the learned variants (training) and the host float64 path
+// (Forward, native evaluator) give the same loss on a training-length window.
+func TestLearnedGraphRotationMatchesHost(t *testing.T) {
+	for _, v := range []string{"learned-qk", "learned-qkv"} {
+		set, c := randomSet(t, v)
+		c.Batch, c.Context = 1, 48
+		tr, err := newTrainer(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		specs := paramSpecs(c)
+		vals := make([][]float32, len(specs))
+		for i, s := range specs {
+			vals[i], _ = set.Get(s.Name)
+		}
+		tr.setState(vals, vals, vals)
+		win, _ := newSynthData(c.Vocab).EvalWindows(3, c.Context, 1)
+		graphLoss, err := tr.evalLoss(win)
+		tr.close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		logits, err := Forward(set, win[0][:c.Context])
+		if err != nil {
+			t.Fatal(err)
+		}
+		var hostLoss float64
+		for i, row := range logits {
+			mx := math.Inf(-1)
+			for _, x := range row {
+				mx = math.Max(mx, float64(x))
+			}
+			var z float64
+			for _, x := range row {
+				z += math.Exp(float64(x) - mx)
+			}
+			hostLoss += mx + math.Log(z) - float64(row[win[0][i+1]])
+		}
+		hostLoss /= float64(len(logits))
+		if math.Abs(graphLoss-hostLoss) > 1e-4 {
+			t.Fatalf("%s: in-graph rotation loss %.6f, host rotation loss %.6f", v, graphLoss, hostLoss)
+		}
 	}
 }
