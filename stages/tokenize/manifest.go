@@ -1,0 +1,72 @@
+package tokenize
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+)
+
+// ManifestName is the file Run writes beside the shards.
+const ManifestName = "manifest.json"
+
+// Manifest is manifest.json: the totals of a Run and its shard files. It
+// holds no timestamps or durations, so identical runs give identical bytes.
+type Manifest struct {
+	datasetMeta
+	Config       ManifestConfig           `json:"config"`
+	InputFiles   int                      `json:"input_files"`
+	InputBytes   int64                    `json:"input_bytes"`
+	SkippedEmpty int                      `json:"skipped_empty_documents"`
+	Normalised   map[string]int           `json:"normalised_documents"` // "latin1", "crlf": documents changed
+	HeldOutFiles map[string]int64         `json:"held_out_file_tokens,omitempty"`
+	Splits       map[string]ManifestSplit `json:"splits"`
+}
+
+// ManifestConfig is the part of Config that determines the output.
+type ManifestConfig struct {
+	HeldOut       []string `json:"held_out"`
+	ValFraction   float64  `json:"val_fraction"`
+	Seed          uint64   `json:"seed"`
+	MinEvalTokens int      `json:"min_eval_tokens"`
+	ShardTokens   int      `json:"shard_tokens"`
+}
+
+// ManifestSplit is one split's totals and shard files.
+type ManifestSplit struct {
+	Tokens    int64           `json:"tokens"`
+	Documents int             `json:"documents"`
+	Shards    []ManifestShard `json:"shards"`
+}
+
+// ManifestShard is one shard file.
+type ManifestShard struct {
+	File   string `json:"file"`
+	Index  int    `json:"index"`
+	Start  int64  `json:"start"`
+	Tokens int64  `json:"tokens"`
+	Bytes  int64  `json:"bytes"`
+	SHA256 string `json:"sha256"`
+}
+
+func (m *Manifest) marshal() ([]byte, error) {
+	b, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return nil, fmt.Errorf("tokenize: manifest: %w", err)
+	}
+	return append(b, '\n'), nil
+}
+
+// parseManifest reads manifest.json; ok is false if b is not one (a shard).
+func parseManifest(b []byte) (m *Manifest, ok bool, err error) {
+	if t := bytes.TrimLeft(b, " \t\r\n"); len(t) == 0 || t[0] != '{' {
+		return nil, false, nil
+	}
+	m = new(Manifest)
+	if err := json.Unmarshal(b, m); err != nil {
+		return nil, true, fmt.Errorf("not a valid %s: %w", ManifestName, err)
+	}
+	if m.Format != FormatVersion {
+		return nil, true, fmt.Errorf("%s has format %q, this reader knows %q", ManifestName, m.Format, FormatVersion)
+	}
+	return m, true, nil
+}

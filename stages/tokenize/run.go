@@ -1,0 +1,370 @@
+package tokenize
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+)
+
+// Run tokenizes the corpus of cfg and writes the shards and manifest.json
+// into outDir (created if needed; it must not already hold a run's output).
+// progress, if not nil, is called from Run's goroutine with input bytes done
+// and total and a note (the current file), at most about once per MiB.
+//
+// Files are written into a temporary directory inside outDir and moved into
+// outDir only when everything succeeded; on error nothing new is left in
+// outDir (should a move itself fail, the caller discards outDir, as the
+// artifact store does for a failed stage).
+func Run(ctx context.Context, cfg Config, outDir string, progress func(done, total int64, note string)) (err error) {
+	if err := cfg.validate(); err != nil {
+		return err
+	}
+	tok, _ := newTokenizer(cfg.Tokenizer)
+	files, source, err := corpusFiles(cfg)
+	if err != nil {
+		return err
+	}
+	held, err := heldOutFiles(files, cfg.HeldOut)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(outDir, 0o755); err != nil {
+		return fmt.Errorf("tokenize: creating the output directory: %w", err)
+	}
+	if old, _ := filepath.Glob(filepath.Join(outDir, "*.arrow")); len(old) > 0 {
+		return fmt.Errorf("tokenize: %s already holds shards (%s); give an empty output directory", outDir, filepath.Base(old[0]))
+	}
+	if _, err := os.Stat(filepath.Join(outDir, ManifestName)); err == nil {
+		return fmt.Errorf("tokenize: %s already holds a %s; give an empty output directory", outDir, ManifestName)
+	}
+	tmp, err := os.MkdirTemp(outDir, ".tokenize-partial-")
+	if err != nil {
+		return fmt.Errorf("tokenize: %w", err)
+	}
+	defer os.RemoveAll(tmp)
+
+	common := datasetMeta{
+		Format:        FormatVersion,
+		Tokenizer:     tok.name,
+		VocabSize:     tok.vocab,
+		EOT:           int(tok.eot),
+		Source:        source,
+		Normalisation: normalisationRule,
+		SplitRule:     cfg.splitRule(),
+	}
+	common.TokenType, _ = tokenTypeFor(tok.vocab)
+	common.Dataset = datasetID(common, cfg)
+
+	st := &runState{
+		cfg: cfg, tok: tok, files: files, held: held,
+		writers: map[string]*splitWriter{
+			SplitTrain:   newSplitWriter(tmp, SplitTrain, common, cfg.ShardTokens),
+			SplitHeldOut: newSplitWriter(tmp, SplitHeldOut, common, cfg.ShardTokens),
+		},
+		normalised:   map[string]int{},
+		heldOutFiles: map[string]int64{},
+		progress:     progress,
+	}
+	for _, f := range files {
+		st.totalBytes += f.size
+	}
+	if err := st.tokenizeAll(ctx); err != nil {
+		return err
+	}
+	for _, w := range st.writers {
+		if err := w.finish(); err != nil {
+			return err
+		}
+	}
+	if err := st.check(); err != nil {
+		return err
+	}
+	man := st.manifest(common)
+	b, err := man.marshal()
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(tmp, ManifestName), b, 0o644); err != nil {
+		return fmt.Errorf("tokenize: %w", err)
+	}
+	// Shards first, manifest last: a directory with a manifest is complete.
+	var names []string
+	for _, split := range []string{SplitTrain, SplitHeldOut} {
+		for _, s := range st.writers[split].written {
+			names = append(names, s.File)
+		}
+	}
+	for _, name := range append(names, ManifestName) {
+		if err := os.Rename(filepath.Join(tmp, name), filepath.Join(outDir, name)); err != nil {
+			return fmt.Errorf("tokenize: moving output into place: %w", err)
+		}
+	}
+	if progress != nil {
+		progress(st.totalBytes, st.totalBytes, "done")
+	}
+	return nil
+}
+
+// datasetID names one Run's output, so that Open can refuse shards of
+// different runs mixed together.
+func datasetID(common datasetMeta, cfg Config) string {
+	b, _ := json.Marshal(struct {
+		Meta   datasetMeta
+		Config ManifestConfig
+	}{common, manifestConfig(cfg)})
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:16])
+}
+
+func manifestConfig(cfg Config) ManifestConfig {
+	return ManifestConfig{HeldOut: cfg.HeldOut, ValFraction: cfg.ValFraction, Seed: cfg.Seed,
+		MinEvalTokens: cfg.MinEvalTokens, ShardTokens: cfg.ShardTokens}
+}
+
+// runState is what Run's pipeline accumulates.
+type runState struct {
+	cfg          Config
+	tok          tokenizerSpec
+	files        []inputFile
+	held         map[string]bool // input paths named in HeldOut
+	writers      map[string]*splitWriter
+	documents    int
+	skippedEmpty int
+	normalised   map[string]int
+	heldOutFiles map[string]int64 // tokens per held-out file (HeldOut only)
+
+	progress     func(done, total int64, note string)
+	totalBytes   int64
+	lastReported int64
+}
+
+// piece is a unit of tokenizer work: a whole document or a cut of one.
+type piece struct {
+	doc         *docState
+	first, last bool
+	text        string
+	file        int   // index in runState.files
+	pos         int64 // progress: bytes of the file read when the document was
+	toks        []uint32
+	err         error
+	done        chan struct{} // closed by the worker
+}
+
+// docState is a document on its way through the pipeline.
+type docState struct {
+	id, where string
+	file      string // base name, for held-out counts
+	split     string
+	note      string
+	start     int64
+}
+
+// tokenizeAll runs the pipeline: one producer reads and normalises documents
+// in corpus order and cuts them into pieces, Workers goroutines encode
+// pieces, and this goroutine consumes pieces in production order, so the
+// output does not depend on scheduling. The order channel's capacity bounds
+// the pieces in flight and so the memory.
+func (st *runState) tokenizeAll(ctx context.Context) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	nw := st.cfg.workers()
+	order := make(chan *piece, 4*nw)
+	work := make(chan *piece, 4*nw)
+
+	var prodErr error
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		defer close(work)
+		defer close(order)
+		prodErr = st.produce(ctx, order, work)
+	}()
+	for range nw {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			enc, encErr := st.tok.newEncoder()
+			for p := range work {
+				if encErr != nil {
+					p.err = encErr
+				} else {
+					p.toks, p.err = enc(make([]uint32, 0, len(p.text)/3+16), p.text)
+				}
+				close(p.done)
+			}
+		}()
+	}
+
+	err := st.consume(ctx, order)
+	if err != nil {
+		cancel()
+		for range order { // let the producer see the cancellation and finish
+		}
+	}
+	wg.Wait()
+	if err == nil && prodErr != nil {
+		err = prodErr
+	}
+	if err == nil && ctx.Err() != nil {
+		err = ctx.Err()
+	}
+	return err
+}
+
+func (st *runState) produce(ctx context.Context, order, work chan<- *piece) error {
+	for fi, f := range st.files {
+		err := readDocuments(ctx, f, func(d rawDoc) error {
+			if d.file {
+				if why := binaryReason(d.text); why != "" {
+					return fmt.Errorf("corpus: %s %s; it does not look like text: remove it or give text files", d.where, why)
+				}
+			}
+			text, note := normalize(d.text)
+			if len(text) == 0 {
+				st.skippedEmpty++
+				return nil
+			}
+			ds := &docState{id: d.id, where: d.where, file: f.base(), split: SplitTrain, note: note}
+			if len(st.cfg.HeldOut) > 0 {
+				if st.held[f.path] {
+					ds.split = SplitHeldOut
+				}
+			} else if heldOutByFraction(st.cfg.Seed, d.id, st.cfg.ValFraction) {
+				ds.split = SplitHeldOut
+			}
+			pieces := cutPieces(string(text), st.tok.pieceBytes)
+			for i, t := range pieces {
+				p := &piece{doc: ds, first: i == 0, last: i == len(pieces)-1, text: t, file: fi, pos: d.pos, done: make(chan struct{})}
+				select {
+				case order <- p:
+				case <-ctx.Done():
+					return ctx.Err()
+				}
+				select {
+				case work <- p:
+				case <-ctx.Done():
+					p.err = ctx.Err() // never reaches a worker
+					close(p.done)
+					return ctx.Err()
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (st *runState) consume(ctx context.Context, order <-chan *piece) error {
+	var before int64 // input bytes of the files before the current one
+	curFile := 0
+	eot := []uint32{st.tok.eot}
+	for p := range order {
+		<-p.done
+		if p.err != nil {
+			if errors.Is(p.err, context.Canceled) {
+				return p.err
+			}
+			return fmt.Errorf("tokenize: %s: %w", p.doc.where, p.err)
+		}
+		w := st.writers[p.doc.split]
+		if p.first {
+			p.doc.start = w.total()
+		}
+		if err := w.add(p.toks); err != nil {
+			return err
+		}
+		if !p.last {
+			continue
+		}
+		if err := w.add(eot); err != nil {
+			return err
+		}
+		n := w.total() - p.doc.start
+		w.endDoc(docEntry{ID: p.doc.id, Start: p.doc.start, Tokens: n, Norm: p.doc.note})
+		st.documents++
+		for _, k := range []string{"latin1", "crlf"} {
+			if strings.Contains(p.doc.note, k) {
+				st.normalised[k]++
+			}
+		}
+		if len(st.cfg.HeldOut) > 0 && p.doc.split == SplitHeldOut {
+			st.heldOutFiles[p.doc.file] += n
+		}
+		if st.progress != nil {
+			for curFile < p.file {
+				before += st.files[curFile].size
+				curFile++
+			}
+			if done := before + p.pos; done-st.lastReported >= 1<<20 {
+				st.lastReported = done
+				st.progress(done, st.totalBytes, st.files[p.file].name)
+			}
+		}
+		if st.documents%1024 == 0 && ctx.Err() != nil {
+			return ctx.Err()
+		}
+	}
+	return nil
+}
+
+// check enforces what the evaluation needs of the splits.
+func (st *runState) check() error {
+	train, heldOut := st.writers[SplitTrain], st.writers[SplitHeldOut]
+	need := int64(st.cfg.MinEvalTokens) + 1
+	switch {
+	case st.documents == 0:
+		return fmt.Errorf("corpus: no text in the %d input files (first: %s); give files with text in them", len(st.files), st.files[0].path)
+	case train.total() == 0:
+		return fmt.Errorf("corpus: all %d documents are held out and nothing is left to train on; hold out fewer (HeldOut, ValFraction)", st.documents)
+	case heldOut.total() == 0:
+		return fmt.Errorf("corpus: the held-out split is empty (%s selected none of %d documents); raise ValFraction or name files in HeldOut", st.cfg.splitRule(), st.documents)
+	}
+	names := make([]string, 0, len(st.heldOutFiles))
+	for name := range st.heldOutFiles {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		// A named held-out file is meant to hold whole evaluation windows.
+		if n := st.heldOutFiles[name]; n < need {
+			return fmt.Errorf("corpus: held-out file %s has %d tokens (%s), but the longest evaluation window (MinEvalTokens %d) needs %d; hold out a longer file",
+				name, n, st.tok.name, st.cfg.MinEvalTokens, need)
+		}
+	}
+	if heldOut.total() < need {
+		return fmt.Errorf("corpus: the held-out split has %d tokens (%s), but the longest evaluation window (MinEvalTokens %d) needs %d; hold out more text (HeldOut, ValFraction) or evaluate shorter windows",
+			heldOut.total(), st.tok.name, st.cfg.MinEvalTokens, need)
+	}
+	return nil
+}
+
+func (st *runState) manifest(common datasetMeta) *Manifest {
+	m := &Manifest{
+		datasetMeta:  common,
+		Config:       manifestConfig(st.cfg),
+		InputFiles:   len(st.files),
+		InputBytes:   st.totalBytes,
+		SkippedEmpty: st.skippedEmpty,
+		Normalised:   st.normalised,
+		Splits:       map[string]ManifestSplit{},
+	}
+	if len(st.cfg.HeldOut) > 0 {
+		m.HeldOutFiles = st.heldOutFiles
+	}
+	for name, w := range st.writers {
+		m.Splits[name] = ManifestSplit{Tokens: w.total(), Documents: w.docs, Shards: w.written}
+	}
+	return m
+}
