@@ -244,3 +244,32 @@ func TestAlibiSlopes(t *testing.T) {
 		}
 	}
 }
+
+// TestAttentionAPI: the exported standalone kernel (used by bench/) gives
+// the reference's output, with the rotation table built from a spec.
+func TestAttentionAPI(t *testing.T) {
+	r := rand.New(rand.NewPCG(4, 4))
+	a, err := NewAttention(AttentionSpec{L: 77, Heads: 2, DHead: 32, Rotation: "rope", RopeBase: 10000, ALiBi: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, qkv, in := attnProblem(r, attnCase{"rope-alibi", "rope", false, true}, 77, 2, 32)
+	ref, _ := refAttention(in)
+	out := make([]float32, 77*64)
+	a.Run(out, qkv, 2)
+	checkAttention(t, a.s, in, out, ref)
+	if got, want := a.FLOPs(), 4*77.0*77/2*32*2; got != want {
+		t.Errorf("FLOPs = %g, want %g", got, want)
+	}
+	for _, bad := range []AttentionSpec{
+		{L: 0, Heads: 1, DHead: 2, Rotation: "none"},
+		{L: 4, Heads: 1, DHead: 3, Rotation: "none"},
+		{L: 4, Heads: 1, DHead: 2, Rotation: "spiral"},
+		{L: 4, Heads: 1, DHead: 2, Rotation: "none", ValueRot: true},
+		{L: 2, Heads: 1, DHead: 2, Rotation: "accumulated", Tokens: []int32{0, 5}, Angles: make([]float32, 3)},
+	} {
+		if _, err := NewAttention(bad); err == nil {
+			t.Errorf("NewAttention(%+v) accepted a bad spec", bad)
+		}
+	}
+}

@@ -57,6 +57,10 @@ func maxOf(x []float32) float32 {
 
 // scaleRows multiplies o[i*d:(i+1)*d] by f[i] for i < n.
 func scaleRows(o, f []float32, n, d int) {
+	if haveSIMD && d%16 == 0 {
+		scaleRowsSIMD(o, f, n, d)
+		return
+	}
 	for i := 0; i < n; i++ {
 		r := o[i*d : i*d+d]
 		fi := f[i]

@@ -17,3 +17,4 @@ func gemmPanelSIMD(c []float32, ldc int, a []float32, lda int, bp []float32, m, 
 
 func addRampSIMD(x []float32, base, slope float32) { panic("native: no SIMD kernels") }
 func geluSIMD(x []float32)                         { panic("native: no SIMD kernels") }
+func scaleRowsSIMD(o, f []float32, n, d int)       { panic("native: no SIMD kernels") }

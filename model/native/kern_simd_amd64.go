@@ -305,3 +305,12 @@ func geluSIMD(x []float32) {
 		u.Sub(u.Div(e.Add(one))).StoreSlice(x[j:])
 	}
 }
+
+func scaleRowsSIMD(o, f []float32, n, d int) {
+	for i := 0; i < n; i++ {
+		x := bcast(f[i])
+		for c := i * d; c < (i+1)*d; c += 16 {
+			load(o[c:]).Mul(x).StoreSlice(o[c:])
+		}
+	}
+}

@@ -1,0 +1,87 @@
+package bench
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"routebench/model/native"
+)
+
+// Shapes of the cpu profile (d_model 128, 4 heads of 32).
+const (
+	benchHeads = 4
+	benchDHead = 32
+)
+
+// SgemmPeakGFLOPs is the machine's float32 sgemm peak (OpenBLAS, both
+// cores), the yardstick for "fraction of peak".
+const SgemmPeakGFLOPs = 346.0
+
+var benchLengths = []int{256, 1024, 4096}
+
+// attnVariants are the attention flavours that cost differently (learned-*
+// run exactly the random-* code).
+var attnVariants = []struct {
+	name     string
+	rotation string
+	valueRot bool
+	alibi    bool
+}{
+	{"nope", "none", false, false},
+	{"rope", "rope", false, false},
+	{"alibi", "none", false, true},
+	{"random-qk", "accumulated", false, false},
+	{"random-qkv", "accumulated", true, false},
+}
+
+func randFloats(r *rand.Rand, n int) []float32 {
+	x := make([]float32, n)
+	for i := range x {
+		x[i] = float32(r.NormFloat64())
+	}
+	return x
+}
+
+// reportAttention adds the derived metrics: GFLOP/s by the causal count
+// (4 L^2/2 d per head), tokens/s, and % of the sgemm peak.
+func reportAttention(b *testing.B, flops float64, L int) {
+	sec := b.Elapsed().Seconds() / float64(b.N)
+	gf := flops / sec / 1e9
+	b.ReportMetric(gf, "GFLOP/s")
+	b.ReportMetric(float64(L)/sec, "tokens/s")
+	b.ReportMetric(100*gf/SgemmPeakGFLOPs, "%peak")
+}
+
+func BenchmarkAttention(b *testing.B) {
+	b.Logf("native kernels: %s", native.KernelName())
+	for _, v := range attnVariants {
+		for _, L := range benchLengths {
+			b.Run(fmt.Sprintf("variant=%s/L=%d", v.name, L), func(b *testing.B) {
+				r := rand.New(rand.NewPCG(uint64(L), 1))
+				spec := native.AttentionSpec{L: L, Heads: benchHeads, DHead: benchDHead, Rotation: v.rotation,
+					RopeBase: 10000, ValueRot: v.valueRot, ALiBi: v.alibi}
+				if v.rotation == "accumulated" {
+					const V = 257
+					spec.Angles = randFloats(r, V*benchHeads*benchDHead/2)
+					spec.Tokens = make([]int32, L)
+					for i := range spec.Tokens {
+						spec.Tokens[i] = int32(r.IntN(V))
+					}
+				}
+				a, err := native.NewAttention(spec)
+				if err != nil {
+					b.Fatal(err)
+				}
+				D := benchHeads * benchDHead
+				qkv, out := randFloats(r, L*3*D), make([]float32, L*D)
+				a.Run(out, qkv, 0) // warm caches and the page tables of out
+				b.ResetTimer()
+				for b.Loop() {
+					a.Run(out, qkv, 0)
+				}
+				reportAttention(b, a.FLOPs(), L)
+			})
+		}
+	}
+}

@@ -1,0 +1,75 @@
+package native
+
+import "fmt"
+
+// AttentionSpec describes a standalone attention problem, for benchmarks
+// and for callers that want the kernel without a model (the forward pass
+// builds the same thing internally).
+type AttentionSpec struct {
+	L, Heads, DHead int
+	Rotation        string  // "none", "rope" or "accumulated"
+	RopeBase        float64 // rope only
+	ValueRot        bool    // value transport (accumulated only)
+	ALiBi           bool
+	Tokens          []int32   // accumulated only: the window, len L
+	Angles          []float32 // accumulated only: [V][Heads][DHead/2]
+}
+
+// Attention is a prepared attention problem.
+type Attention struct {
+	s    *attnShape
+	bufs *headBufs
+}
+
+// NewAttention checks spec and precomputes its rotation table.
+func NewAttention(spec AttentionSpec) (*Attention, error) {
+	if spec.L <= 0 || spec.Heads <= 0 || spec.DHead <= 0 || spec.DHead%2 != 0 {
+		return nil, fmt.Errorf("native: attention spec L=%d heads=%d d_head=%d: want positive sizes and an even d_head", spec.L, spec.Heads, spec.DHead)
+	}
+	s := &attnShape{L: spec.L, H: spec.Heads, d: spec.DHead, valueRot: spec.ValueRot}
+	switch spec.Rotation {
+	case "none":
+	case "rope":
+		s.cs = ropeCosSin(spec.L, spec.Heads, spec.DHead, spec.RopeBase, 0)
+	case "accumulated":
+		if len(spec.Tokens) != spec.L {
+			return nil, fmt.Errorf("native: accumulated attention needs %d tokens, got %d", spec.L, len(spec.Tokens))
+		}
+		per := spec.Heads * spec.DHead / 2
+		for i, x := range spec.Tokens {
+			if x < 0 || (int(x)+1)*per > len(spec.Angles) {
+				return nil, fmt.Errorf("native: token %d at position %d has no row in the %d-value angle table", x, i, len(spec.Angles))
+			}
+		}
+		s.cs = accumulatedCosSin(spec.Tokens, spec.Angles, spec.Heads, spec.DHead)
+	default:
+		return nil, fmt.Errorf("native: unknown rotation %q (want none, rope or accumulated)", spec.Rotation)
+	}
+	if spec.ValueRot && s.cs == nil {
+		return nil, fmt.Errorf("native: value transport needs a rotation")
+	}
+	if spec.ALiBi {
+		s.slopes = alibiSlopes(spec.Heads)
+	}
+	return &Attention{s: s, bufs: newHeadBufs(s)}, nil
+}
+
+// FLOPs is the conventional count for causal attention: QK^T and AV, each
+// 2*d multiply-adds per (query, key) pair, over L*L/2 pairs, per head.
+func (a *Attention) FLOPs() float64 {
+	return 4 * float64(a.s.L) * float64(a.s.L) / 2 * float64(a.s.d) * float64(a.s.H)
+}
+
+// Run computes out ([L][Heads*DHead]) from qkv ([L][3*Heads*DHead]: q, k,
+// v side by side per row) on workers goroutines (0: GOMAXPROCS). It is not
+// safe for concurrent use (it reuses the head buffers).
+func (a *Attention) Run(out, qkv []float32, workers int) {
+	s := a.s
+	D := s.H * s.d
+	parallelFor(s.nkb(), workers, func(kb int) {
+		row0 := kb * blockK
+		x := qkv[row0*3*D:]
+		a.bufs.scatterRows(s, row0, min(blockK, s.L-row0), x, x[D:], x[2*D:], 3*D)
+	})
+	a.bufs.attend(s, out, workers, nil)
+}
