@@ -33,8 +33,8 @@ const (
 // own (65,536 GPT-2 tokens; a window then fits inside one book):
 //
 //	book                    bytes tokens  gpt2 tokens
-//	austen-emma.txt              887,072      232,052
-//	melville-moby_dick.txt     1,219,991      298,837
+//	austen-emma.txt              887,072      223,076
+//	melville-moby_dick.txt     1,220,067      322,281
 //
 // (token counts include the end-of-document token; moby_dick's byte count is
 // after CRLF -> LF). Holding out two books of different authors and periods

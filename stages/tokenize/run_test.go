@@ -209,6 +209,7 @@ func TestRunErrors(t *testing.T) {
 			if err == nil {
 				t.Fatal("Run succeeded")
 			}
+			t.Log(err)
 			for _, w := range c.want {
 				if !strings.Contains(err.Error(), w) {
 					t.Errorf("error %q does not mention %q", err, w)
