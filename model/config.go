@@ -95,7 +95,7 @@ func ProfileConfig(profile, variant string, vocab int) (Config, error) {
 	}
 	switch profile {
 	case "smoke":
-		c.DModel, c.Layers, c.Heads, c.DHidden = 32, 1, 2, 128
+		c.DModel, c.Layers, c.Heads, c.DHidden = 32, 2, 2, 128
 		c.Context, c.Batch, c.Steps, c.Warmup = 32, 8, 60, 6
 		c.LR = 3e-3
 		c.CheckpointEvery, c.EvalEvery, c.EvalBatches = 20, 20, 2

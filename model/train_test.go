@@ -3,6 +3,8 @@ package model
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -145,5 +147,96 @@ func TestLearnedGraphRotationMatchesHost(t *testing.T) {
 		if math.Abs(graphLoss-hostLoss) > 1e-4 {
 			t.Fatalf("%s: in-graph rotation loss %.6f, host rotation loss %.6f", v, graphLoss, hostLoss)
 		}
+	}
+}
+
+// TestResumeDrill kills runs at several points (on and between checkpoints,
+// repeatedly) and checks the final weights and loss curve equal an
+// uninterrupted run's, bit for bit. Full mode only.
+func TestResumeDrill(t *testing.T) {
+	if testing.Short() {
+		t.Skip("full mode only")
+	}
+	data := newSynthData(23)
+	for _, v := range []string{"alibi", "random-qkv", "learned-qk"} {
+		t.Run(v, func(t *testing.T) {
+			c := tinyConfig(t, v, 14)
+			c.CheckpointEvery, c.EvalEvery = 4, 5
+			dir := t.TempDir()
+			ref := filepath.Join(dir, "ref")
+			if err := trainOnce(t, c, data, filepath.Join(dir, "wref"), ref); err != nil {
+				t.Fatal(err)
+			}
+			work, out := filepath.Join(dir, "w"), filepath.Join(dir, "o")
+			for _, stopAt := range []int{3, 6, 8, 13} {
+				ctx, cancel := context.WithCancel(context.Background())
+				err := Train(ctx, c, data, work, out, func(done, total int64, note string) {
+					if int(done) == stopAt {
+						cancel()
+					}
+				})
+				cancel()
+				if err == nil {
+					t.Fatalf("run stopped at %d returned no error", stopAt)
+				}
+			}
+			if err := trainOnce(t, c, data, work, out); err != nil {
+				t.Fatal(err)
+			}
+			for _, f := range []string{WeightsFile} {
+				a, _ := os.ReadFile(filepath.Join(ref, f))
+				b, _ := os.ReadFile(filepath.Join(out, f))
+				if len(a) == 0 || !bytes.Equal(a, b) {
+					t.Fatalf("%s differs after four interruptions", f)
+				}
+			}
+			var ra, rb TrainReport
+			readJSON(t, filepath.Join(ref, ReportFile), &ra)
+			readJSON(t, filepath.Join(out, ReportFile), &rb)
+			if fmt.Sprint(ra.TrainLoss, ra.Eval) != fmt.Sprint(rb.TrainLoss, rb.Eval) {
+				t.Fatalf("loss curves differ:\n%v %v\n%v %v", ra.TrainLoss, ra.Eval, rb.TrainLoss, rb.Eval)
+			}
+			if rb.ResumedFrom != 12 {
+				t.Errorf("last resume from step %d, want 12", rb.ResumedFrom)
+			}
+		})
+	}
+}
+
+func readJSON(t *testing.T, path string, v any) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestSmokeProfileAllVariants trains every variant at the smoke profile
+// (byte vocabulary) and checks the loss came down. Full mode only; it is the
+// profile CI runs through the pipeline.
+func TestSmokeProfileAllVariants(t *testing.T) {
+	if testing.Short() {
+		t.Skip("full mode only")
+	}
+	data := newSynthData(257)
+	for _, v := range Variants() {
+		c, err := ProfileConfig("smoke", v, 257)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dir := t.TempDir()
+		if err := trainOnce(t, c, data, filepath.Join(dir, "w"), filepath.Join(dir, "o")); err != nil {
+			t.Fatal(err)
+		}
+		var r TrainReport
+		readJSON(t, filepath.Join(dir, "o", ReportFile), &r)
+		first, last := r.TrainLoss[0], r.Eval[len(r.Eval)-1].Loss
+		if !(last < first-1) {
+			t.Errorf("%s: loss %.3f -> held-out %.3f: did not learn", v, first, last)
+		}
+		t.Logf("%s: loss %.3f -> held-out %.3f, %.3f s/step", v, first, last, r.StepSeconds)
 	}
 }

@@ -1,0 +1,102 @@
+package model
+
+import (
+	"os"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// BenchmarkTrainStep times one optimizer step per variant at the cpu
+// profile (d 128, 2 layers, 4 heads, T 128, batch 16, vocab 257), after a
+// warm-up step that compiles the graph. Metrics: s/step, tokens/s,
+// cpu-s/step (user+system CPU time of the process: the machine is shared,
+// and CPU time is the steadier cost measure when others load it),
+// GFLOP/s (FlopsPerStep: matmul FLOPs only), and peak-heap-MB, the largest
+// Go heap in use sampled every 20 ms during the timed steps (simplego buffers
+// live on the Go heap).
+//
+//	go test -tags noxla -run '^$' -bench TrainStep -benchtime 5x ./model/
+//
+// On a loaded machine, compare variants single-threaded, where CPU time is
+// the work done:
+//
+//	ROUTEBENCH_BENCH_BACKEND=go:parallelism=0,dotgeneral_large GOMAXPROCS=1 go test ...
+func BenchmarkTrainStep(b *testing.B) {
+	for _, v := range Variants() {
+		b.Run(v, func(b *testing.B) {
+			c, err := ProfileConfig("cpu", v, 257)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if be := os.Getenv("ROUTEBENCH_BENCH_BACKEND"); be != "" {
+				c.Backend = be
+			}
+			tr, err := newTrainer(c)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer tr.close()
+			zeros := make([][]float32, len(tr.specs))
+			for i, s := range tr.specs {
+				zeros[i] = make([]float32, size(s.Shape))
+			}
+			tr.setState(initParams(c, tr.specs), zeros, zeros)
+			data := newSynthData(c.Vocab)
+			tok, tgt, _ := data.TrainBatch(c.Seed, 0, c.Batch, c.Context)
+			if _, _, err := tr.runStep(0, tok, tgt); err != nil {
+				b.Fatal(err)
+			}
+			runtime.GC()
+			var base runtime.MemStats
+			runtime.ReadMemStats(&base)
+			var peak atomic.Uint64
+			stop := make(chan struct{})
+			var wg sync.WaitGroup
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				var ms runtime.MemStats
+				for {
+					select {
+					case <-stop:
+						return
+					case <-time.After(20 * time.Millisecond):
+					}
+					runtime.ReadMemStats(&ms)
+					if ms.HeapInuse > peak.Load() {
+						peak.Store(ms.HeapInuse)
+					}
+				}
+			}()
+			cpu0 := cpuSeconds()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if _, _, err := tr.runStep(1+i, tok, tgt); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.StopTimer()
+			cpu := (cpuSeconds() - cpu0) / float64(b.N)
+			close(stop)
+			wg.Wait()
+			sec := b.Elapsed().Seconds() / float64(b.N)
+			b.ReportMetric(sec, "s/step")
+			b.ReportMetric(cpu, "cpu-s/step")
+			b.ReportMetric(float64(c.Batch*c.Context)/sec, "tokens/s")
+			b.ReportMetric(FlopsPerStep(c)/sec/1e9, "GFLOP/s")
+			b.ReportMetric(float64(peak.Load())/(1<<20), "peak-heap-MB")
+		})
+	}
+}
+
+func cpuSeconds() float64 {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e9
+}
