@@ -1,0 +1,221 @@
+package theory
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+
+	"gonum.org/v1/gonum/mat"
+)
+
+// Check 4: value-side incoherence under block SO(2). The far sources at
+// distances Gap+1..Gap+M carry values v_j = b + noise_j, with b a fixed
+// background shared by all of them. Their aggregate (uniform weights, the
+// case where far mass is spread evenly) is F = sum_j v_j without value
+// transport and F = sum_j P_{j->i} v_j with it. For i.i.d. symmetric angles
+// with phi = E cos(theta) the second moments are exact:
+//
+//	E|F_plain|^2 = M^2 |b|^2 + M d s^2
+//	E|F_trans|^2 = M (|b|^2 + d s^2) + 2 |b|^2 sum_{n=1}^{M-1} (M-n) phi^n
+//	            <= M (|b|^2 (1+phi)/(1-phi) + d s^2)
+//
+// so without transport the background adds coherently (energy ~ M^2, norm ~
+// far mass) and with transport its phases cancel (energy ~ M, norm ~ sqrt M).
+
+// IncoherenceResult is check 4's outcome.
+type IncoherenceResult struct {
+	Pass       bool               `json:"pass"`
+	Samples    int                `json:"samples"`
+	Dim        int                `json:"d"`
+	Phi        float64            `json:"phi"`         // E cos(theta) per step
+	BoundPerM  float64            `json:"bound_per_m"` // |b|^2 (1+phi)/(1-phi) + d s^2
+	SlopePlain float64            `json:"slope_plain"` // log-log slope of E|F|^2 vs M
+	SlopeTrans float64            `json:"slope_transported"`
+	Points     []IncoherencePoint `json:"points"`
+	Criteria   []Criterion        `json:"criteria"`
+}
+
+// IncoherencePoint is one far count M.
+type IncoherencePoint struct {
+	M            int     `json:"M"`
+	Plain        float64 `json:"energy_plain"` // mean |F|^2
+	PlainSE      float64 `json:"energy_plain_se"`
+	PlainExact   float64 `json:"energy_plain_exact"`
+	PlainOp      float64 `json:"cov_op_plain"` // ||E^[F F^T]||_op
+	Trans        float64 `json:"energy_transported"`
+	TransSE      float64 `json:"energy_transported_se"`
+	TransExact   float64 `json:"energy_transported_exact"`
+	TransOp      float64 `json:"cov_op_transported"`
+	NormPerMass  float64 `json:"norm_per_mass_plain"` // sqrt(mean |F|^2)/M
+	NormPerMassT float64 `json:"norm_per_mass_transported"`
+}
+
+type incoSample struct {
+	plain, trans []float64 // |F|^2 per M
+	fp, ft       [][]float64
+}
+
+type incoPlan struct {
+	cfg     Config
+	jobs    []job
+	b       []float64
+	samples []incoSample
+}
+
+func planIncoherence(cfg Config) *incoPlan {
+	ic := cfg.Incoherence
+	p := &incoPlan{cfg: cfg, samples: make([]incoSample, ic.Samples)}
+	p.b = randomUnit(newRNG(cfg.Seed, streamIncoherence, 0xB), make([]float64, ic.Dim))
+	for i := range p.b {
+		p.b[i] *= ic.Background
+	}
+	start := 0
+	for _, cnt := range splitCounts(ic.Samples, ic.Chunks) {
+		lo, hi := start, start+cnt
+		start = hi
+		p.jobs = append(p.jobs, job{
+			note: fmt.Sprintf("incoherence: samples %d..%d of %d (up to %d far values)", lo+1, hi, ic.Samples, ic.FarCounts[len(ic.FarCounts)-1]),
+			run: func(ctx context.Context) error {
+				for i := lo; i < hi; i++ {
+					if ctx.Err() != nil {
+						return ctx.Err()
+					}
+					p.samples[i] = incoherenceSample(ic, p.b, newRNG(cfg.Seed, streamIncoherence, uint64(i)+1))
+				}
+				return nil
+			},
+		})
+	}
+	return p
+}
+
+func incoherenceSample(ic IncoherenceConfig, b []float64, rng *rand.Rand) incoSample {
+	d, m := ic.Dim, ic.Dim/2
+	theta := make([]float64, m)
+	// The route from the query back to the first far source.
+	for k := 0; k < ic.Gap; k++ {
+		for j := range theta {
+			theta[j] += ic.Sigma * rng.NormFloat64()
+		}
+	}
+	fp := make([]float64, d)
+	ft := make([]float64, d)
+	v := make([]float64, d)
+	var out incoSample
+	mi := 0
+	for n := 1; mi < len(ic.FarCounts); n++ {
+		for j := range theta {
+			theta[j] += ic.Sigma * rng.NormFloat64()
+		}
+		for i := range v {
+			v[i] = b[i] + ic.Noise*rng.NormFloat64()
+			fp[i] += v[i]
+		}
+		for j, a := range theta {
+			s, c := math.Sincos(a)
+			ft[2*j] += c*v[2*j] - s*v[2*j+1]
+			ft[2*j+1] += s*v[2*j] + c*v[2*j+1]
+		}
+		if n == ic.FarCounts[mi] {
+			out.plain = append(out.plain, dot(fp, fp))
+			out.trans = append(out.trans, dot(ft, ft))
+			out.fp = append(out.fp, append([]float64(nil), fp...))
+			out.ft = append(out.ft, append([]float64(nil), ft...))
+			mi++
+		}
+	}
+	return out
+}
+
+// incoherenceExact returns the exact E|F|^2 without and with transport.
+func incoherenceExact(m int, b2, noise2 float64, d int, phi float64) (plain, trans float64) {
+	mf := float64(m)
+	plain = mf*mf*b2 + mf*float64(d)*noise2
+	var cross float64
+	p := 1.0
+	for n := 1; n < m; n++ {
+		p *= phi
+		if p < 1e-300 {
+			break
+		}
+		cross += float64(m-n) * p
+	}
+	trans = mf*(b2+float64(d)*noise2) + 2*b2*cross
+	return plain, trans
+}
+
+func (p *incoPlan) finish() *IncoherenceResult {
+	ic := p.cfg.Incoherence
+	d := ic.Dim
+	phi := math.Exp(-ic.Sigma * ic.Sigma / 2)
+	b2, noise2 := ic.Background*ic.Background, ic.Noise*ic.Noise
+	res := &IncoherenceResult{Samples: ic.Samples, Dim: d, Phi: phi,
+		BoundPerM: b2*(1+phi)/(1-phi) + float64(d)*noise2}
+	z := bonferroniZ(p.cfg.Alpha, 2*len(ic.FarCounts))
+	var cr criteria
+	var ms, ep, et []float64
+	worstP, worstT := 0.0, 0.0
+	for mi, m := range ic.FarCounts {
+		var mp, mt moments
+		cp := make([]float64, d*d)
+		ct := make([]float64, d*d)
+		for _, s := range p.samples {
+			mp.add(s.plain[mi])
+			mt.add(s.trans[mi])
+			addOuter(cp, s.fp[mi])
+			addOuter(ct, s.ft[mi])
+		}
+		n := float64(len(p.samples))
+		for i := range cp {
+			cp[i] /= n
+			ct[i] /= n
+		}
+		pt := IncoherencePoint{M: m, Plain: mp.mean(), PlainSE: mp.se(), Trans: mt.mean(), TransSE: mt.se(),
+			PlainOp: opNorm(mat.NewDense(d, d, cp)), TransOp: opNorm(mat.NewDense(d, d, ct))}
+		pt.PlainExact, pt.TransExact = incoherenceExact(m, b2, noise2, d, phi)
+		pt.NormPerMass = math.Sqrt(pt.Plain) / float64(m)
+		pt.NormPerMassT = math.Sqrt(pt.Trans) / float64(m)
+		res.Points = append(res.Points, pt)
+		ms, ep, et = append(ms, float64(m)), append(ep, pt.Plain), append(et, pt.Trans)
+
+		dp := math.Abs(pt.Plain - pt.PlainExact)
+		worstP = math.Max(worstP, dp/(z*pt.PlainSE+1e-12))
+		cr.check("without transport: E|F|^2 = M^2|b|^2 + M d s^2 (coherent)", dp <= z*pt.PlainSE+1e-9*pt.PlainExact,
+			"M=%d: %.6g +- %.3g vs exact %.6g", m, pt.Plain, pt.PlainSE, pt.PlainExact)
+		dt := math.Abs(pt.Trans - pt.TransExact)
+		worstT = math.Max(worstT, dt/(z*pt.TransSE+1e-12))
+		cr.check("with transport: E|F|^2 matches the exact phase-cancelling sum", dt <= z*pt.TransSE+1e-9*pt.TransExact,
+			"M=%d: %.6g +- %.3g vs exact %.6g", m, pt.Trans, pt.TransSE, pt.TransExact)
+		bound := float64(m) * res.BoundPerM
+		cr.check("with transport: E|F|^2 and ||Cov F||_op <= M (|b|^2 (1+phi)/(1-phi) + d s^2)",
+			pt.Trans-z*pt.TransSE <= bound && pt.TransOp <= pt.Trans+1e-12 && pt.TransExact <= bound,
+			"M=%d: energy %.6g +- %.3g, op norm %.6g, bound %.6g", m, pt.Trans, pt.TransSE, pt.TransOp, bound)
+	}
+	res.SlopePlain, res.SlopeTrans = finiteOr0(slopeLogLog(ms, ep)), finiteOr0(slopeLogLog(ms, et))
+	last := res.Points[len(res.Points)-1]
+	cr.summary("without transport: E|F|^2 = M^2|b|^2 + M d s^2 (coherent)",
+		"all %d far counts within z=%.2f SE (worst %.2f); log-log slope %.3f", len(ms), z, worstP, res.SlopePlain)
+	cr.summary("with transport: E|F|^2 matches the exact phase-cancelling sum",
+		"all %d far counts within z=%.2f SE (worst %.2f); log-log slope %.3f", len(ms), z, worstT, res.SlopeTrans)
+	cr.summary("with transport: E|F|^2 and ||Cov F||_op <= M (|b|^2 (1+phi)/(1-phi) + d s^2)",
+		"at M=%d: energy/M = %.3f <= %.3f; ||Cov||_op/M = %.3f (plain: %.1f)", last.M, last.Trans/float64(last.M), res.BoundPerM, last.TransOp/float64(last.M), last.PlainOp/float64(last.M))
+	// The contrast the paper claims: quadratic vs linear growth of the energy.
+	if len(ms) >= 2 {
+		cr.check("growth: coherent ~M^2 without transport, ~M with it", res.SlopePlain > 1.5 && res.SlopeTrans < 1.5,
+			"log-log slopes %.3f (plain) and %.3f (transported); expected ~2 and ~1", res.SlopePlain, res.SlopeTrans)
+	}
+	res.Criteria = cr.list
+	res.Pass = cr.pass()
+	return res
+}
+
+func addOuter(dst, x []float64) {
+	d := len(x)
+	for i, xi := range x {
+		row := dst[i*d : (i+1)*d]
+		for j, xj := range x {
+			row[j] += xi * xj
+		}
+	}
+}

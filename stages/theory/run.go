@@ -1,0 +1,159 @@
+package theory
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+)
+
+// Summary is everything the stage found; theory.json is its JSON encoding.
+type Summary struct {
+	Profile string         `json:"profile"`
+	Seed    uint64         `json:"seed"`
+	Pass    bool           `json:"pass"`
+	Checks  []CheckSummary `json:"checks"`
+	Files   []string       `json:"files"` // everything Run wrote, theory.json included
+
+	Mixing        *MixingResult        `json:"mixing"`
+	Concentration *ConcentrationResult `json:"concentration"`
+	FarMass       *FarMassResult       `json:"far_mass"`
+	Incoherence   *IncoherenceResult   `json:"incoherence"`
+	Config        Config               `json:"config"`
+}
+
+// CheckSummary is one check's verdict with the criteria that decided it.
+type CheckSummary struct {
+	Name     string      `json:"name"`
+	Title    string      `json:"title"`
+	Verdict  string      `json:"verdict"` // PASS or FAIL
+	Pass     bool        `json:"pass"`
+	Samples  string      `json:"samples"`
+	Criteria []Criterion `json:"criteria"`
+	Plots    []string    `json:"plots"`
+}
+
+// Run executes all checks and writes into outDir: theory.json, theory.md and
+// the PNG plots. progress, if not nil, is called after every task (from one
+// goroutine at a time). A FAIL verdict is a result, not an error: err is
+// non-nil only when the stage could not run (bad config, cancelled, I/O).
+func Run(ctx context.Context, cfg Config, outDir string, progress func(done, total int64, note string)) (*Summary, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if outDir == "" {
+		return nil, fmt.Errorf("theory: output directory is empty (pass the stage's artifact directory)")
+	}
+	if err := os.MkdirAll(outDir, 0o755); err != nil {
+		return nil, fmt.Errorf("theory: create output directory: %w", err)
+	}
+	mix := planMixing(cfg)
+	conc := planConcentration(cfg)
+	far := planFarMass(cfg)
+	inco := planIncoherence(cfg)
+	// Longest jobs first so that the last ones to finish are short.
+	var jobs []job
+	jobs = append(jobs, far.jobs...)
+	jobs = append(jobs, inco.jobs...)
+	jobs = append(jobs, mix.jobs...)
+	jobs = append(jobs, conc.jobs...)
+	if err := runJobs(ctx, cfg.Workers, jobs, progress); err != nil {
+		return nil, err
+	}
+	sum := &Summary{Profile: cfg.Name, Seed: cfg.Seed, Config: cfg}
+	sum.Mixing = mix.finish()
+	sum.Concentration = conc.finish()
+	fm, err := far.finish()
+	if err != nil {
+		return nil, err
+	}
+	sum.FarMass = fm
+	sum.Incoherence = inco.finish()
+	sum.Checks = checkSummaries(cfg, sum)
+	sum.Pass = true
+	for _, c := range sum.Checks {
+		sum.Pass = sum.Pass && c.Pass
+	}
+
+	files := map[string][]byte{}
+	for _, f := range []func() (map[string][]byte, error){
+		func() (map[string][]byte, error) { return plotMixing(sum.Mixing) },
+		func() (map[string][]byte, error) { return plotConcentration(sum.Concentration) },
+		func() (map[string][]byte, error) { return plotFarMass(sum.FarMass) },
+		func() (map[string][]byte, error) { return plotIncoherence(sum.Incoherence) },
+	} {
+		m, err := f()
+		if err != nil {
+			return nil, fmt.Errorf("theory: plot: %w", err)
+		}
+		for k, v := range m {
+			files[k] = v
+		}
+	}
+	files["theory.md"] = []byte(markdown(sum))
+	for name := range files {
+		sum.Files = append(sum.Files, name)
+	}
+	sum.Files = append(sum.Files, "theory.json")
+	sort.Strings(sum.Files)
+	js, err := json.MarshalIndent(sum, "", "  ")
+	if err != nil {
+		return nil, fmt.Errorf("theory: encode theory.json: %w", err)
+	}
+	files["theory.json"] = append(js, '\n')
+	for _, name := range sum.Files {
+		if err := writeAtomic(filepath.Join(outDir, name), files[name]); err != nil {
+			return nil, err
+		}
+	}
+	return sum, nil
+}
+
+// writeAtomic writes via a temporary file and a rename, so that a killed run
+// never leaves a truncated artifact under its final name.
+func writeAtomic(path string, data []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
+	if err != nil {
+		return fmt.Errorf("theory: write %s: %w", path, err)
+	}
+	defer os.Remove(tmp.Name())
+	if err := tmp.Chmod(0o644); err != nil { // CreateTemp makes 0600; artifacts are shared
+		tmp.Close()
+		return fmt.Errorf("theory: write %s: %w", path, err)
+	}
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return fmt.Errorf("theory: write %s: %w", path, err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("theory: write %s: %w", path, err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("theory: write %s: %w", path, err)
+	}
+	return nil
+}
+
+func checkSummaries(cfg Config, s *Summary) []CheckSummary {
+	mc, kc, fc, ic := cfg.Mixing, cfg.Concentration, cfg.FarMass, cfg.Incoherence
+	mk := func(name, title string, pass bool, samples string, cr []Criterion, plots ...string) CheckSummary {
+		return CheckSummary{Name: name, Title: title, Pass: pass, Verdict: verdict(pass), Samples: samples, Criteria: cr, Plots: plots}
+	}
+	return []CheckSummary{
+		mk("mixing", "Mixing window (spectral gap)", s.Mixing.Pass,
+			fmt.Sprintf("%d families x %d contexts x %d independent queries, route lengths 0..%d; %d single steps per family",
+				len(mc.Families), len(mc.Contexts), mc.Queries, mc.MaxRoute, mc.StepSamples),
+			s.Mixing.Criteria, "mixing_contexts.png", "mixing_opnorm.png"),
+		mk("concentration", "Score gap / concentration", s.Concentration.Pass,
+			fmt.Sprintf("%d far routes per dimension and family, d in %v", kc.Samples, kc.Dims),
+			s.Concentration.Criteria, "concentration_tails.png"),
+		mk("farmass", "Far-mass lower bound", s.FarMass.Pass,
+			fmt.Sprintf("%d queries (d=%d), K in %v, lambda in %v, M up to %d", fc.Samples, fc.Dim, fc.Near, fc.Lambdas, fc.FarCounts[len(fc.FarCounts)-1]),
+			s.FarMass.Criteria, "farmass.png"),
+		mk("incoherence", "Value-side incoherence (SO(2))", s.Incoherence.Pass,
+			fmt.Sprintf("%d samples (d=%d), M up to %d far values", ic.Samples, ic.Dim, ic.FarCounts[len(ic.FarCounts)-1]),
+			s.Incoherence.Criteria, "incoherence.png"),
+	}
+}
