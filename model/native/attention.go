@@ -24,8 +24,8 @@ import (
 //      91 (PV) GFLOP/s per core in the micro-benchmarks.
 
 const (
-	blockQ = 64 // query rows per work item
-	blockK = 64 // keys per block; also the row block of the projections
+	blockQ = 48 // query rows per work item: a multiple of the 6-row kernels
+	blockK = 64 // keys per block: four 16-wide vectors
 )
 
 // attnShape is what the attention of one layer needs besides the data.
@@ -52,14 +52,13 @@ func newHeadBufs(s *attnShape) *headBufs {
 }
 
 // scatterRows copies rows [row0, row0+n) of q, k, v (each [n][H*d] with
-// leading dimension ld) into the head buffers, rotating them. row0 is a
-// multiple of blockK and n <= blockK, so the rows fill (part of) one key block.
+// leading dimension ld) into the head buffers, rotating them.
 func (b *headBufs) scatterRows(s *attnShape, row0, n int, q, k, v []float32, ld int) {
 	d, P, L := s.d, s.d/2, s.L
 	scale := float32(1 / math.Sqrt(float64(d)))
-	kb := row0 / blockK
 	for r := 0; r < n; r++ {
 		i := row0 + r
+		kb := i / blockK
 		jr := i - kb*blockK // column inside the transposed key block
 		for h := 0; h < s.H; h++ {
 			qi, ki, vi := q[r*ld+h*d:r*ld+h*d+d], k[r*ld+h*d:r*ld+h*d+d], v[r*ld+h*d:r*ld+h*d+d]
@@ -164,11 +163,13 @@ func (b *headBufs) attendBlock(s *attnShape, w *attnScratch, h, qb int, out []fl
 		for r := 0; r < nq; r++ {
 			w.l[r] = w.l[r]*w.f[r] + w.rs[r]
 		}
-		if kb > 0 {
-			scaleRows(w.o, w.f, nq, d)
-		}
 		nk := min(blockK, i0+nq-kb*blockK)
-		pvBlock(w.o, w.sc, b.v[(h*s.lpad()+kb*blockK)*d:], nq, d, blockK, nk)
+		vb := b.v[(h*s.lpad()+kb*blockK)*d:]
+		if kb == 0 {
+			pvBlock(w.o, w.sc, vb, nq, d, blockK, nk)
+		} else {
+			pvBlockScaled(w.o, w.sc, vb, nq, d, blockK, nk, w.f)
+		}
 	}
 	for r := 0; r < nq; r++ {
 		i := i0 + r

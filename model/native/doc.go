@@ -9,7 +9,7 @@
 // rules out long windows. This package must never import gomlx (the
 // cross-check against model.Forward lives in a noxla-tagged test) and must
 // never hold an L x L or L x V array: attention streams over key blocks
-// (online softmax) and logits are formed 64 rows at a time, so memory is
+// (online softmax) and logits are formed 48 rows at a time, so memory is
 // O(L x d_model) plus O(L x V) only when logits are asked for.
 //
 // API:

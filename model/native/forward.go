@@ -20,6 +20,10 @@ type Options struct {
 	ReturnLogits bool
 }
 
+// rowBlock is the number of positions the projection, MLP and output
+// stages handle per task (a multiple of the 6-row kernels).
+const rowBlock = 48
+
 // maxLogits bounds ReturnLogits (1 GiB of float32).
 const maxLogits = 1 << 28
 
@@ -66,14 +70,14 @@ func (m *Model) LogProbs(ctx context.Context, tokens, targets []int32, opts Opti
 	att := make([]float32, L*D)
 	vp := (V + 15) &^ 15
 	pool := newPool(func() *rowScratch {
-		sc := &rowScratch{a: make([]float32, blockK*D), qkv: make([]float32, blockK*3*D),
-			hid: make([]float32, blockK*F), logits: make([]float32, blockK*vp)}
+		sc := &rowScratch{a: make([]float32, rowBlock*D), qkv: make([]float32, rowBlock*3*D),
+			hid: make([]float32, rowBlock*F), logits: make([]float32, rowBlock*vp)}
 		for i := range sc.logits {
 			sc.logits[i] = float32(math.Inf(-1)) // padding columns stay -Inf
 		}
 		return sc
 	})
-	nrb := (L + blockK - 1) / blockK
+	nrb := (L + rowBlock - 1) / rowBlock
 	eps := a.NormEps
 
 	for n, ly := range m.layers {
@@ -83,7 +87,7 @@ func (m *Model) LogProbs(ctx context.Context, tokens, targets []int32, opts Opti
 		parallelFor(nrb, workers, func(rb int) {
 			sc := pool.get()
 			defer pool.put(sc)
-			r0, nr := rb*blockK, min(blockK, L-rb*blockK)
+			r0, nr := rb*rowBlock, min(rowBlock, L-rb*rowBlock)
 			rmsNormRows(sc.a, h[r0*D:], ly.norm1, nr, D, eps)
 			gemm(sc.qkv, 3*D, sc.a, D, ly.wqkv, nr, false)
 			bufs.scatterRows(s, r0, nr, sc.qkv, sc.qkv[D:], sc.qkv[2*D:], 3*D)
@@ -99,7 +103,7 @@ func (m *Model) LogProbs(ctx context.Context, tokens, targets []int32, opts Opti
 		parallelFor(nrb, workers, func(rb int) {
 			sc := pool.get()
 			defer pool.put(sc)
-			r0, nr := rb*blockK, min(blockK, L-rb*blockK)
+			r0, nr := rb*rowBlock, min(rowBlock, L-rb*rowBlock)
 			hr := h[r0*D:]
 			gemm(hr, D, att[r0*D:], D, ly.wo, nr, true) // h += attn wo
 			rmsNormRows(sc.a, hr, ly.norm2, nr, D, eps)
@@ -133,11 +137,11 @@ func (m *Model) LogProbs(ctx context.Context, tokens, targets []int32, opts Opti
 			res.Logits[i] = flat[i*V : (i+1)*V : (i+1)*V]
 		}
 	}
-	// Output layer 64 rows at a time: never an L x V array.
+	// Output layer rowBlock rows at a time: never an L x V array.
 	parallelFor(nrb, workers, func(rb int) {
 		sc := pool.get()
 		defer pool.put(sc)
-		r0, nr := rb*blockK, min(blockK, L-rb*blockK)
+		r0, nr := rb*rowBlock, min(rowBlock, L-rb*rowBlock)
 		rmsNormRows(sc.a, h[r0*D:], m.normf, nr, D, eps)
 		gemm(sc.logits, vp, sc.a, D, m.unemb, nr, false)
 		for r := 0; r < nr; r++ {

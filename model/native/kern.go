@@ -1,26 +1,48 @@
 package native
 
+import "math"
+
 // The micro-kernels below are the only code that touches the inner loops of
 // attention and matrix products. Each has a portable Go version (kern_generic.go)
 // and, when built with GOEXPERIMENT=simd on an AVX-512 machine, a version on
 // 16-wide float32 vectors (kern_simd_amd64.go). Tests compare both against
 // float64 references; the dispatch is one branch per block, not per element.
 
-// haveSIMD reports whether the vector kernels are compiled in and the CPU
-// runs them. It is a variable so tests can force the portable path.
-var haveSIMD = simdAvailable()
+// haveAsm and haveSIMD report whether the assembly kernels (amd64, not
+// -tags purego) and the archsimd kernels (GOEXPERIMENT=simd) are compiled
+// in and the CPU runs them (AVX-512). The assembly ones take precedence
+// where both exist. Variables so tests can force each path.
+var (
+	haveAsm  = asmAvailable()
+	haveSIMD = simdAvailable()
+)
+
+var negInf = math.Inf(-1)
 
 // KernelName says which micro-kernels a process uses, for benchmark logs.
 func KernelName() string {
-	if haveSIMD {
-		return "avx512 (archsimd)"
+	switch {
+	case haveAsm && haveSIMD:
+		return "avx512 assembly + archsimd"
+	case haveAsm:
+		return "avx512 assembly"
+	case haveSIMD:
+		return "avx512 archsimd"
 	}
 	return "portable Go"
 }
 
+// VectorKernels reports whether any vector kernel set is active (else the
+// portable Go kernels, several times slower, run).
+func VectorKernels() bool { return haveAsm || haveSIMD }
+
 // qkBlock sets s[i*bk+j] = sum_c q[i*d+c] * kt[c*bk+j] for i < nq, j < bk.
 // kt is one key block transposed (d rows of bk keys); bk is a multiple of 16.
 func qkBlock(s, q, kt []float32, nq, d, bk int) {
+	if haveAsm && bk == 64 {
+		mmAsm(s, bk, q, d, kt, bk, nq, d, 64, modeSet, nil)
+		return
+	}
 	if haveSIMD {
 		qkBlockSIMD(s, q, kt, nq, d, bk)
 		return
@@ -30,6 +52,10 @@ func qkBlock(s, q, kt []float32, nq, d, bk int) {
 
 // pvBlock adds o[i*d+c] += sum_{j<nk} p[i*bk+j] * v[j*d+c] for i < nq.
 func pvBlock(o, p, v []float32, nq, d, bk, nk int) {
+	if haveAsm && d%32 == 0 {
+		pvAsm(o, p, v, nq, d, bk, nk, modeAcc, nil)
+		return
+	}
 	if haveSIMD && d%16 == 0 {
 		pvBlockSIMD(o, p, v, nq, d, bk, nk)
 		return
@@ -37,10 +63,35 @@ func pvBlock(o, p, v []float32, nq, d, bk, nk int) {
 	pvBlockGeneric(o, p, v, nq, d, bk, nk)
 }
 
+// pvBlockScaled is pvBlock after multiplying row i of o by f[i] (the
+// online-softmax rescale), fused into one pass where the kernels allow.
+func pvBlockScaled(o, p, v []float32, nq, d, bk, nk int, f []float32) {
+	if haveAsm && d%32 == 0 {
+		pvAsm(o, p, v, nq, d, bk, nk, modeScale, f)
+		return
+	}
+	scaleRows(o, f, nq, d)
+	pvBlock(o, p, v, nq, d, bk, nk)
+}
+
+func pvAsm(o, p, v []float32, nq, d, bk, nk, mode int, f []float32) {
+	for c := 0; c < d; {
+		w := 64
+		if c+64 > d {
+			w = 32
+		}
+		mmAsm(o[c:], d, p, bk, v[c:], d, nq, nk, w, mode, f)
+		c += w
+	}
+}
+
 // expShift sets x[j] = exp(x[j] - m) for all j and returns their sum.
 // Arguments below about -87 (and -Inf) give exactly 0. len(x) is a
 // multiple of 16.
 func expShift(x []float32, m float32) float32 {
+	if haveAsm {
+		return expShiftAsm(x, m)
+	}
 	if haveSIMD {
 		return expShiftSIMD(x, m)
 	}
@@ -49,6 +100,9 @@ func expShift(x []float32, m float32) float32 {
 
 // maxOf returns the largest element of x (len(x) a multiple of 16).
 func maxOf(x []float32) float32 {
+	if haveAsm {
+		return maxOfAsm(x)
+	}
 	if haveSIMD {
 		return maxOfSIMD(x)
 	}
@@ -74,6 +128,10 @@ func scaleRows(o, f []float32, n, d int) {
 // for j < nc, where bp is one packed panel of B (k rows of nr = panelWidth
 // columns, zero-padded). acc selects accumulate (true) or overwrite.
 func gemmPanel(c []float32, ldc int, a []float32, lda int, bp []float32, m, k, nc int, acc bool) {
+	if haveAsm {
+		gemmPanelAsm(c, ldc, a, lda, bp, m, k, nc, acc)
+		return
+	}
 	if haveSIMD {
 		gemmPanelSIMD(c, ldc, a, lda, bp, m, k, nc, acc)
 		return
@@ -103,5 +161,30 @@ func geluTanh(x []float32) {
 	}
 	for j, u := range x {
 		x[j] = geluScalar(u)
+	}
+}
+
+func gemmPanelAsm(c []float32, ldc int, a []float32, lda int, bp []float32, m, k, nc int, acc bool) {
+	mode := modeSet
+	if acc {
+		mode = modeAcc
+	}
+	if nc == panelWidth {
+		mmAsm(c, ldc, a, lda, bp, panelWidth, m, k, panelWidth, mode, nil)
+		return
+	}
+	// A partial panel (the last columns of B): go through a full-width tile.
+	var tile [6 * panelWidth]float32
+	for i := 0; i < m; i += 6 {
+		r := min(6, m-i)
+		for t := 0; t < r; t++ {
+			if acc {
+				copy(tile[t*panelWidth:t*panelWidth+nc], c[(i+t)*ldc:(i+t)*ldc+nc])
+			}
+		}
+		mmAsm(tile[:], panelWidth, a[i*lda:], lda, bp, panelWidth, r, k, panelWidth, mode, nil)
+		for t := 0; t < r; t++ {
+			copy(c[(i+t)*ldc:(i+t)*ldc+nc], tile[t*panelWidth:t*panelWidth+nc])
+		}
 	}
 }

@@ -9,7 +9,7 @@ import (
 
 func BenchmarkQKBlock(b *testing.B) {
 	r := rand.New(rand.NewPCG(1, 1))
-	nq, d, bk := 64, 32, 64
+	nq, d, bk := blockQ, 32, blockK
 	q, kt, s := randSlice(r, nq*d, 1), randSlice(r, d*bk, 1), make([]float32, nq*bk)
 	for b.Loop() {
 		qkBlock(s, q, kt, nq, d, bk)
@@ -19,7 +19,7 @@ func BenchmarkQKBlock(b *testing.B) {
 
 func BenchmarkPVBlock(b *testing.B) {
 	r := rand.New(rand.NewPCG(1, 1))
-	nq, d, bk := 64, 32, 64
+	nq, d, bk := blockQ, 32, blockK
 	p, v, o := randSlice(r, nq*bk, 1), randSlice(r, bk*d, 1), make([]float32, nq*d)
 	for b.Loop() {
 		pvBlock(o, p, v, nq, d, bk, bk)

@@ -15,15 +15,19 @@ import (
 const tolDot = 1e-5
 
 // forEachKernelSet runs f with the portable kernels and, where available,
-// the vector kernels.
+// the archsimd kernels, the assembly kernels, and both together.
 func forEachKernelSet(t *testing.T, f func(t *testing.T)) {
-	saved := haveSIMD
-	defer func() { haveSIMD = saved }()
-	haveSIMD = false
-	t.Run("portable", f)
-	if simdAvailable() {
-		haveSIMD = true
-		t.Run("simd", f)
+	savedAsm, savedSIMD := haveAsm, haveSIMD
+	defer func() { haveAsm, haveSIMD = savedAsm, savedSIMD }()
+	for _, c := range []struct {
+		name      string
+		asm, simd bool
+	}{{"portable", false, false}, {"simd", false, true}, {"asm", true, false}, {"asm+simd", true, true}} {
+		if (c.asm && !asmAvailable()) || (c.simd && !simdAvailable()) {
+			continue
+		}
+		haveAsm, haveSIMD = c.asm, c.simd
+		t.Run(c.name, f)
 	}
 }
 

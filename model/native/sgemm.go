@@ -20,8 +20,9 @@ import (
 const panelWidth = 64
 
 // gemmRowBlock is how many rows of A one task covers: enough work to amortise
-// scheduling, small enough that both cores get balanced shares.
-const gemmRowBlock = 64
+// scheduling, small enough that both cores get balanced shares, and a
+// multiple of the 6-row kernels.
+const gemmRowBlock = 48
 
 // packedB is a K x N matrix rearranged into ceil(N/64) panels of K x 64.
 type packedB struct {

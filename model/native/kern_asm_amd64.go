@@ -1,0 +1,121 @@
+//go:build amd64 && !purego
+
+//go:generate python3 gen_kern_amd64.py
+
+package native
+
+import (
+	"unsafe"
+
+	"golang.org/x/sys/cpu"
+)
+
+// AVX-512 micro-kernels in Go assembly (kern_amd64.s, written by
+// gen_kern_amd64.py: go generate).
+//
+// kern6x64 / kern6x32 / kern12x32: C[rows x w] (+)= A[6 x k] * B[k x w], w = 64 or 32,
+// rows of A, B, C at strides lda, ldb, ldc (elements). mode 0 overwrites C,
+// 1 accumulates, 2 computes C = C*scale[r] + AB (the online-softmax rescale
+// fused into the PV product). 24 (or 12) accumulators in zmm registers,
+// B rows loaded once per k and A elements broadcast: the 32 registers of
+// AVX-512 that Go's register allocator does not use for archsimd code.
+//
+// Why assembly: with archsimd, Go 1.26 allocates only X0-X14, so the best
+// tile was 4x2 vectors with register copies on every FMA (VFMADD213 form);
+// these kernels use the accumulate-in-place VFMADD231 form and 6x4 tiles.
+
+//go:noescape
+func kern6x64(a *float32, lda int, b *float32, ldb int, k int, c *float32, ldc int, scale *float32, mode int)
+
+//go:noescape
+func kern6x32(a *float32, lda int, b *float32, ldb int, k int, c *float32, ldc int, scale *float32, mode int)
+
+//go:noescape
+func kern12x32(a *float32, lda int, b *float32, ldb int, k int, c *float32, ldc int, scale *float32, mode int)
+
+//go:noescape
+func expShiftAVX512(x *float32, n int, m float32, consts *[12]float32) float32
+
+//go:noescape
+func maxAVX512(x *float32, n int) float32
+
+func asmAvailable() bool { return cpu.X86.HasAVX512F }
+
+var expConsts = [12]float32{expLo, expLog2e, -expC1, -expC2, expP0, expP1, expP2, expP3, expP4, expP5, 1, 0}
+
+func expShiftAsm(x []float32, m float32) float32 {
+	if len(x) == 0 {
+		return 0
+	}
+	return expShiftAVX512(&x[0], len(x), m, &expConsts)
+}
+
+func maxOfAsm(x []float32) float32 {
+	if len(x) == 0 {
+		return float32(negInf)
+	}
+	return maxAVX512(&x[0], len(x))
+}
+
+const (
+	modeSet   = 0
+	modeAcc   = 1
+	modeScale = 2
+)
+
+// mmAsm computes rows [0,m) of c (+)= a * b for a column width w of 32 or
+// 64; rows beyond the last multiple of 6 go through zero-padded copies.
+// scale is read only in modeScale.
+func mmAsm(c []float32, ldc int, a []float32, lda int, b []float32, ldb int, m, k, w, mode int, scale []float32) {
+	kern := kern6x64
+	if w == 32 {
+		kern = kern6x32
+	}
+	var sp *float32
+	i := 0
+	if w == 32 { // 12-row tiles: 24 accumulators instead of 12
+		for ; i+12 <= m; i += 12 {
+			if mode == modeScale {
+				sp = &scale[i]
+			}
+			kern12x32(ptr(a, i*lda), lda, ptr(b, 0), ldb, k, ptr(c, i*ldc), ldc, sp, mode)
+		}
+	}
+	for ; i+6 <= m; i += 6 {
+		if mode == modeScale {
+			sp = &scale[i]
+		}
+		kern(ptr(a, i*lda), lda, ptr(b, 0), ldb, k, ptr(c, i*ldc), ldc, sp, mode)
+	}
+	if i == m {
+		return
+	}
+	// Tail: copy the remaining rows into 6-row buffers.
+	r := m - i
+	var tc [6 * 64]float32
+	var ts [6]float32
+	var tbuf [6 * 512]float32 // on the stack for the model's usual k
+	ta := tbuf[:]
+	if 6*k > len(tbuf) {
+		ta = make([]float32, 6*k)
+	}
+	for t := 0; t < r; t++ {
+		copy(ta[t*k:(t+1)*k], a[(i+t)*lda:(i+t)*lda+k])
+		if mode != modeSet {
+			copy(tc[t*w:(t+1)*w], c[(i+t)*ldc:(i+t)*ldc+w])
+		}
+		if mode == modeScale {
+			ts[t] = scale[i+t]
+		}
+	}
+	kern(&ta[0], k, ptr(b, 0), ldb, k, &tc[0], w, &ts[0], mode)
+	for t := 0; t < r; t++ {
+		copy(c[(i+t)*ldc:(i+t)*ldc+w], tc[t*w:(t+1)*w])
+	}
+}
+
+// ptr is &x[off] without a bounds check on the full extent the kernel
+// reads; callers guarantee the extents (the tests check every shape).
+func ptr(x []float32, off int) *float32 {
+	return (*float32)(unsafe.Add(unsafe.Pointer(unsafe.SliceData(x)), off*4))
+}

@@ -1,0 +1,21 @@
+//go:build !amd64 || purego
+
+package native
+
+// Without amd64 assembly (other architectures, or -tags purego) these are
+// never called: asmAvailable reports false.
+
+func asmAvailable() bool { return false }
+
+func expShiftAsm(x []float32, m float32) float32 { panic("native: no assembly kernels") }
+func maxOfAsm(x []float32) float32               { panic("native: no assembly kernels") }
+
+const (
+	modeSet   = 0
+	modeAcc   = 1
+	modeScale = 2
+)
+
+func mmAsm(c []float32, ldc int, a []float32, lda int, b []float32, ldb int, m, k, w, mode int, scale []float32) {
+	panic("native: no assembly kernels")
+}
