@@ -2,6 +2,7 @@ package model
 
 import (
 	"fmt"
+	"os"
 	"strings"
 	"sync"
 
@@ -44,7 +45,7 @@ func NewBackend(name string) (b backends.Backend, err error) {
 		if opts == "" {
 			opts = DefaultGoBackendOptions
 		}
-		b, err = simplego.New(opts)
+		withoutStdout(func() { b, err = simplego.New(opts) })
 		if err != nil {
 			return nil, fmt.Errorf("model: backend %q: %w", name, err)
 		}
@@ -62,6 +63,26 @@ func NewBackend(name string) (b backends.Backend, err error) {
 	}
 	backendCache[name] = b
 	return b, nil
+}
+
+// withoutStdout runs fn with os.Stdout pointed at the null device:
+// simplego.New prints "parallelism set to" on stdout, which would corrupt a
+// CLI's output (and this package's Example). It runs once per process and
+// backend name, under backendMu; a write by another goroutine in that
+// instant would be lost, not misplaced.
+func withoutStdout(fn func()) {
+	null, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+	if err != nil {
+		fn()
+		return
+	}
+	saved := os.Stdout
+	os.Stdout = null
+	defer func() {
+		os.Stdout = saved
+		null.Close()
+	}()
+	fn()
 }
 
 // catch turns a gomlx panic inside fn into an error naming what was being done.

@@ -13,7 +13,8 @@ import (
 	"path/filepath"
 )
 
-// Checkpoint file (workDir/checkpoint.rbck), little-endian:
+// Checkpoint file (workDir/checkpoint-<variant>.rbck, so variants may share
+// a work directory), little-endian:
 //
 //	magic   "RBCKPT\x00v1\n"
 //	hlen    uint64, then the JSON header (checkpointHeader)
@@ -28,8 +29,11 @@ import (
 
 const (
 	checkpointMagic = "RBCKPT\x00v1\n"
-	checkpointName  = "checkpoint.rbck"
 )
+
+func checkpointPath(dir string, c Config) string {
+	return filepath.Join(dir, "checkpoint-"+c.Variant+".rbck")
+}
 
 type checkpointHeader struct {
 	Key     string           `json:"key"` // Config.key(): the computation it belongs to
@@ -61,7 +65,7 @@ type checkpoint struct {
 	params, m, v [][]float32
 }
 
-func writeCheckpoint(dir string, ck *checkpoint) error {
+func writeCheckpoint(path string, ck *checkpoint) error {
 	var buf bytes.Buffer
 	buf.WriteString(checkpointMagic)
 	hj, err := json.Marshal(ck.header)
@@ -81,7 +85,7 @@ func writeCheckpoint(dir string, ck *checkpoint) error {
 	}
 	sum := sha256.Sum256(buf.Bytes())
 	buf.Write(sum[:])
-	return atomicWrite(filepath.Join(dir, checkpointName), buf.Bytes())
+	return atomicWrite(path, buf.Bytes())
 }
 
 // atomicWrite writes data to path via a synced temp file and a rename.
@@ -117,7 +121,7 @@ func atomicWrite(path string, data []byte) error {
 // readCheckpoint returns the checkpoint in dir for config c, or nil and the
 // reason it was not usable (empty when there is none).
 func readCheckpoint(dir string, c Config, specs []paramSpec) (*checkpoint, string) {
-	path := filepath.Join(dir, checkpointName)
+	path := checkpointPath(dir, c)
 	data, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, ""

@@ -72,7 +72,7 @@ func TestCheckpointDamageIsAMiss(t *testing.T) {
 	if ck, note := readCheckpoint(dir, c, specs); ck == nil || ck.header.Step != 2 {
 		t.Fatalf("final checkpoint not readable: %s", note)
 	}
-	path := filepath.Join(dir, checkpointName)
+	path := checkpointPath(dir, c)
 	b, _ := os.ReadFile(path)
 	b[len(b)/2] ^= 1
 	os.WriteFile(path, b, 0o644)

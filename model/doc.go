@@ -22,6 +22,22 @@
 // (seed, step, batch, T) and EvalWindows of (seed, L, n), so that a resumed
 // run sees the same batches.
 //
+// Design decisions (details beside the code):
+//   - Graphs are plain functions of their inputs (parameters, Adam moments,
+//     batch, schedule scalars) rather than a gomlx context: the run state is
+//     exactly what a checkpoint stores, and nothing is hidden in an RNG.
+//     Initial weights come from a host PCG stream per tensor keyed by
+//     (Seed, name); the random angle table from its own stream of Seed.
+//     Config keys are named by the Param* constants.
+//   - Rotations of rope and random-* are computed on the host in float64
+//     (mod 2 pi) and fed as cos/sin; learned-* compute theirs in-graph from the
+//     trained table (position_accumulated.go says why float32 is fine there).
+//   - AdamW (decay on matrices only), warmup+cosine, global-norm clipping:
+//     optimizer.go. Checkpoints: checkpoint.go. Per-variant math:
+//     position_*.go; the forward: graph.go.
+//   - Train calls are meant to run one at a time (2 cores); the matmul
+//     gradient is installed into gomlx's global VJP table on first use.
+//
 // What this package must never do: download anything, auto-install XLA
 // (build with -tags noxla), write outside workDir/outDir, leave a file in
 // outDir after a failed run, or let a gomlx panic cross its API (every entry

@@ -197,7 +197,7 @@ func (tr *trainer) saveCheckpoint(dir string, step int, hist history) error {
 	for _, s := range tr.specs {
 		h.Tensors = append(h.Tensors, checkpointEntr{Name: s.Name, Shape: s.Shape})
 	}
-	return writeCheckpoint(dir, &checkpoint{header: h, params: params, m: m, v: v})
+	return writeCheckpoint(checkpointPath(dir, tr.c), &checkpoint{header: h, params: params, m: m, v: v})
 }
 
 func (tr *trainer) export(outDir string, start int, compile float64, times []float64, hist history) error {
