@@ -25,7 +25,9 @@ type encoder func(dst []uint32, text string) ([]uint32, error)
 func newTokenizer(name string) (tokenizerSpec, error) {
 	switch name {
 	case TokenizerBytes:
-		return tokenizerSpec{name: name, vocab: 257, eot: 256, newEncoder: newByteEncoder}, nil
+		// Any cut is safe for bytes; cutting bounds a piece's []uint32 (4 bytes
+		// per input byte) and lets workers share the bible.
+		return tokenizerSpec{name: name, vocab: 257, eot: 256, newEncoder: newByteEncoder, pieceBytes: 1 << 20}, nil
 	case TokenizerGPT2:
 		return tokenizerSpec{name: name, vocab: 50257, eot: 50256, newEncoder: newGPT2Encoder, pieceBytes: 64 << 10}, nil
 	}
@@ -54,6 +56,7 @@ func newGPT2Encoder() (encoder, error) {
 		if err != nil {
 			return dst, fmt.Errorf("gpt2 encode: %w", err)
 		}
+		dst = slices.Grow(dst, len(ids))
 		for _, id := range ids {
 			dst = append(dst, uint32(id))
 		}

@@ -55,7 +55,7 @@ func TestBytesTokenizer(t *testing.T) {
 		t.Errorf("bytes = %v", got)
 	}
 	tok, _ := newTokenizer(TokenizerBytes)
-	if tok.vocab != 257 || tok.eot != 256 || tok.pieceBytes != 0 {
+	if tok.vocab != 257 || tok.eot != 256 {
 		t.Errorf("bytes tokenizer %+v", tok)
 	}
 	if _, err := newTokenizer("sentencepiece"); err == nil || !strings.Contains(err.Error(), `"bytes"`) {
