@@ -86,3 +86,26 @@ func TestGPT2MatchesTiktokenCount(t *testing.T) {
 		t.Errorf("raw books encode to %d GPT-2 tokens, reference tiktoken gives 3,213,664", total)
 	}
 }
+
+// TestDefaultCorpusWorkersAgree checks on real books, where documents are cut
+// into pieces, that the worker count does not change a byte of the output.
+func TestDefaultCorpusWorkersAgree(t *testing.T) {
+	defaultBooksDir(t)
+	if testing.Short() {
+		t.Skip("tokenizes the corpus twice with gpt2 (~5 s); run without -short")
+	}
+	var manifests [2][]byte
+	for i, workers := range []int{1, 2} {
+		cfg := DefaultConfig(TokenizerGPT2, 128*512)
+		cfg.Workers = workers
+		out, _ := runOK(t, cfg)
+		b, err := os.ReadFile(filepath.Join(out, ManifestName))
+		if err != nil {
+			t.Fatal(err)
+		}
+		manifests[i] = b // lists every shard's sha256
+	}
+	if string(manifests[0]) != string(manifests[1]) {
+		t.Errorf("1 and 2 workers wrote different output:\n%s\n%s", manifests[0], manifests[1])
+	}
+}

@@ -27,18 +27,20 @@
 //     in turn, so openwebtext.tar.xz itself can be given. Decoding pipes through
 //     the xz command (xz-utils), which is ~30x faster than pure-Go xz.
 //
-// Files are visited in byte-wise order of their paths; documents within a file
-// in file order. Document ids are the file name relative to the corpus entry
+// Corpus entries are read in the order given, the files of a directory or
+// glob in byte-wise order of their paths, documents within a file in file
+// order; a file named twice is read once. Document ids are the file name relative to the corpus entry
 // (prefixed with a directory entry's base name), plus "#<line>" for JSONL,
 // "#<row>" for Parquet and "/<member>" for archive members.
 //
 // # Normalisation
 //
 // Text that is valid UTF-8 is kept byte for byte (no Unicode normalisation, a
-// byte-order mark is kept). A .txt file or archive member that is not valid
-// UTF-8 is decoded as ISO-8859-1 as a whole (two Gutenberg books hold a few
-// Latin-1 bytes); so is a JSONL or Parquet text value. CRLF becomes LF (lone CR
-// is kept). Documents that are empty after this are skipped. The rule is stored
+// byte-order mark is kept). A .txt file, archive member or Parquet value that
+// is not valid UTF-8 is decoded as ISO-8859-1 as a whole (two Gutenberg books
+// hold a few Latin-1 bytes); JSON strings are valid UTF-8 once decoded
+// (encoding/json turns invalid bytes into U+FFFD). CRLF becomes LF (lone CR is
+// kept). Documents that are empty after this are skipped. The rule is stored
 // in every shard's metadata and each document's entry notes what was applied
 // ("latin1", "crlf"). A .txt file or member holding a NUL byte, or more than
 // 10% control bytes, is refused as binary.

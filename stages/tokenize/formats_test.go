@@ -4,6 +4,7 @@ import (
 	"archive/tar"
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -174,6 +175,20 @@ func TestBadInputFiles(t *testing.T) {
 		"ok.txt":          strings.Repeat("ok ", 40),
 	})
 	writeParquet(t, filepath.Join(dir, "body.parquet"), map[string][]string{"body": {"a"}, "url": {"b"}}, []string{"body", "url"})
+	// A Parquet file damaged in its data pages (footer intact).
+	var rows []string
+	for i := range 2000 {
+		rows = append(rows, fmt.Sprintf("row %d with some words %d", i, i*7919))
+	}
+	writeParquet(t, filepath.Join(dir, "damaged.parquet"), map[string][]string{"text": rows}, []string{"text"})
+	b, err := os.ReadFile(filepath.Join(dir, "damaged.parquet"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k := len(b) / 2; k < len(b)/2+40; k++ {
+		b[k] ^= 0x5a
+	}
+	writeFiles(t, dir, map[string]string{"damaged.parquet": string(b)})
 	cases := []struct {
 		file string
 		want []string
@@ -182,6 +197,7 @@ func TestBadInputFiles(t *testing.T) {
 		{"notext.jsonl", []string{"notext.jsonl:1", `no "text" field (fields: body, url)`}},
 		{"body.parquet", []string{"body.parquet", `has no column "text" (columns: body, url)`}},
 		{"corrupt.parquet", []string{"corrupt.parquet", "not a readable Parquet file"}},
+		{"damaged.parquet", []string{"damaged.parquet: reading rows from", "corrupt file?"}},
 	}
 	if _, err := exec.LookPath("xz"); err == nil {
 		cases = append(cases, struct {

@@ -65,7 +65,7 @@ func readParquet(ctx context.Context, f inputFile, sink func(rawDoc) error) (err
 	for {
 		rec, err := rr.Read()
 		if err != nil && !errors.Is(err, io.EOF) {
-			return fmt.Errorf("corpus: %s: reading row %d (corrupt file?): %w", f.path, row, err)
+			return fmt.Errorf("corpus: %s: reading rows from %d (corrupt file?): %w", f.path, row, err)
 		}
 		if rec == nil {
 			break
