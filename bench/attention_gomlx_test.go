@@ -64,10 +64,11 @@ func BenchmarkAttentionGomlx(b *testing.B) {
 			}
 			run() // compile outside the timing
 			b.ResetTimer()
+			cpu0 := cpuSeconds()
 			for b.Loop() {
 				run()
 			}
-			reportAttention(b, 4*float64(L)*float64(L)/2*float64(d)*float64(H), L)
+			reportAttention(b, 4*float64(L)*float64(L)/2*float64(d)*float64(H), L, cpu0)
 		})
 	}
 }

@@ -157,7 +157,7 @@ func BenchmarkForward(b *testing.B) {
 	b.Logf("native kernels: %s", native.KernelName())
 	for _, c := range forwardBudgets {
 		b.Run(fmt.Sprintf("variant=random-qkv/L=%d", c.L), func(b *testing.B) {
-			if c.L > 16384 && native.KernelName() != "avx512 (archsimd)" && os.Getenv("ROUTEBENCH_LONG") == "" {
+			if c.L > 16384 && !native.VectorKernels() && os.Getenv("ROUTEBENCH_LONG") == "" {
 				b.Skip("portable kernels take minutes at 65K tokens: build with GOEXPERIMENT=simd or set ROUTEBENCH_LONG=1")
 			}
 			var sec, peak float64

@@ -38,19 +38,22 @@ func ropeCosSin(L, H, d int, base float64, workers int) []float32 {
 }
 
 // accumulatedCosSin: psi_i[h,p] = sum_{s<=i} angles[x_s, h, p], a float64
-// prefix sum (sequential: O(L H P) additions, cheap beside attention).
-func accumulatedCosSin(tokens []int32, angles []float32, H, d int) []float32 {
+// prefix sum, sequential along the window and parallel over heads (the
+// Mod and Sincos, not the additions, are the cost).
+func accumulatedCosSin(tokens []int32, angles []float32, H, d int, workers int) []float32 {
 	P := d / 2
-	L := len(tokens)
-	cs := make([]float32, L*H*d)
-	acc := make([]float64, H*P)
-	for i, x := range tokens {
-		row := angles[int(x)*H*P : (int(x)+1)*H*P]
-		for k, a := range row {
-			acc[k] += float64(a)
-			putCosSin(cs[i*H*d+2*k:], acc[k])
+	cs := make([]float32, len(tokens)*H*d)
+	parallelFor(H, workers, func(h int) {
+		acc := make([]float64, P)
+		for i, x := range tokens {
+			row := angles[(int(x)*H+h)*P : (int(x)*H+h+1)*P]
+			out := cs[(i*H+h)*d : (i*H+h+1)*d]
+			for p, a := range row {
+				acc[p] += float64(a)
+				putCosSin(out[2*p:], acc[p])
+			}
 		}
-	}
+	})
 	return cs
 }
 

@@ -16,12 +16,21 @@ import (
 // Work items are taken largest first from a shared counter, which balances
 // the triangular (causal) costs across cores.
 //
-// Versions (L=4096, d=32, 4 heads, both cores; see bench/):
-//   v1 portable Go 4x4 tiles, scalar exp: ~5 GFLOP/s per core in QK^T.
-//   v2 archsimd 4x4-vector tiles: 25 GFLOP/s per core (accumulators spilled:
-//      Go's register allocator uses X0-X14 only).
-//   v3 archsimd 4x2-vector tiles, vector exp and ALiBi ramp: 82 (QK^T) and
-//      91 (PV) GFLOP/s per core in the micro-benchmarks.
+// Versions (d=32, 4 heads; single-core micro-benchmarks of one 48x64
+// block in kern_bench_test.go, the whole kernel in bench/; the machine is
+// shared, so the best of several runs is quoted):
+//
+//	v1 portable Go, 4x4 scalar tiles, scalar exp: QK^T ~4.5, PV ~6 GFLOP/s/core.
+//	v2 archsimd (GOEXPERIMENT=simd) 4x4-vector tiles: QK^T 25 GFLOP/s/core;
+//	   every accumulator spilled (Go allocates only X0-X14 to archsimd).
+//	v3 archsimd 4x2-vector tiles, vector exp and ALiBi ramp: QK^T 82, PV 91
+//	   GFLOP/s/core (5.5x v1, the archsimd path kept for non-amd64-asm builds).
+//	v4 Go assembly 6x64 / 12x32 tiles with VFMADD231PS (accumulate in place,
+//	   all 32 zmm registers), online-softmax rescale fused into PV, query
+//	   blocks of 48 rows: QK^T ~140-158, PV ~170-187 GFLOP/s/core (1.8x v3);
+//	   whole attention at L=4096 ~70 GFLOP per CPU-second on 2 threads.
+//	   What remains is the exp (~17% of the time: L^2/2 exps per head against
+//	   only 4d = 128 flops each at d=32) and per-row bookkeeping.
 
 const (
 	blockQ = 48 // query rows per work item: a multiple of the 6-row kernels

@@ -41,7 +41,7 @@ func NewAttention(spec AttentionSpec) (*Attention, error) {
 				return nil, fmt.Errorf("native: token %d at position %d has no row in the %d-value angle table", x, i, len(spec.Angles))
 			}
 		}
-		s.cs = accumulatedCosSin(spec.Tokens, spec.Angles, spec.Heads, spec.DHead)
+		s.cs = accumulatedCosSin(spec.Tokens, spec.Angles, spec.Heads, spec.DHead, 0)
 	default:
 		return nil, fmt.Errorf("native: unknown rotation %q (want none, rope or accumulated)", spec.Rotation)
 	}

@@ -74,7 +74,7 @@ func attnProblem(r *rand.Rand, c attnCase, L, H, d int) (*attnShape, []float32, 
 			}
 			in.psi = append(in.psi, append([]float64(nil), acc...))
 		}
-		s.cs = accumulatedCosSin(toks, table, H, d)
+		s.cs = accumulatedCosSin(toks, table, H, d, 2)
 	}
 	if c.alibi {
 		s.slopes = alibiSlopes(H)

@@ -64,7 +64,7 @@ func (m *Model) LogProbs(ctx context.Context, tokens, targets []int32, opts Opti
 	case "rope":
 		s.cs = ropeCosSin(L, H, d, a.RopeBase, workers)
 	case "accumulated":
-		s.cs = accumulatedCosSin(tokens, m.angles, H, d)
+		s.cs = accumulatedCosSin(tokens, m.angles, H, d, workers)
 	}
 	bufs := newHeadBufs(s)
 	att := make([]float32, L*D)

@@ -179,3 +179,57 @@ w("\tVMOVSS X0, ret+16(FP)")
 w("\tVZEROUPPER")
 w("\tRET")
 open("kern_amd64.s", "w").write("\n".join(out) + "\n")
+
+# geluAVX512: x = u - u / (exp(2z) + 1), 2z = 2k(u + 0.044715 u^3) clamped to
+# [-18, 18] (tanh is +-1 in float32 beyond 9); exp as in expShiftAVX512.
+gelu = [
+    "// func geluAVX512(x *float32, n int, consts *[16]float32)",
+    "// consts: 2k, 2k*0.044715, 18, -18, log2e, -c1, -c2, p0..p5, 1",
+    "TEXT ·geluAVX512(SB), NOSPLIT, $0-24",
+    "\tMOVQ x+0(FP), SI",
+    "\tMOVQ n+8(FP), CX",
+    "\tMOVQ consts+16(FP), BX",
+]
+for i in range(14):
+    gelu.append(f"\tVBROADCASTSS {4*i}(BX), Z{i}")
+# Z0 2k, Z1 2k*c, Z2 18, Z3 -18, Z4 log2e, Z5 -c1, Z6 -c2, Z7..Z12 p0..p5, Z13 one
+gelu += [
+    "\tSHRQ $4, CX",
+    "\tTESTQ CX, CX",
+    "\tJZ gelu_done",
+    "gelu_loop:",
+    "\tVMOVUPS (SI), Z16             // u",
+    "\tVMULPS Z16, Z16, Z17          // u^2",
+    "\tVMOVAPS Z1, Z18",
+    "\tVFMADD213PS Z0, Z17, Z18      // 2k*c*u^2 + 2k",
+    "\tVMULPS Z16, Z18, Z18          // 2z",
+    "\tVMINPS Z2, Z18, Z18",
+    "\tVMAXPS Z3, Z18, Z18",
+    "\tVMULPS Z4, Z18, Z19",
+    "\tVRNDSCALEPS $0, Z19, Z19      // n",
+    "\tVFMADD231PS Z5, Z19, Z18      // r = 2z - n*c1",
+    "\tVFMADD231PS Z6, Z19, Z18      // r -= n*c2",
+    "\tVMOVAPS Z7, Z20",
+    "\tVFMADD213PS Z8, Z18, Z20",
+    "\tVFMADD213PS Z9, Z18, Z20",
+    "\tVFMADD213PS Z10, Z18, Z20",
+    "\tVFMADD213PS Z11, Z18, Z20",
+    "\tVFMADD213PS Z12, Z18, Z20",
+    "\tVMULPS Z18, Z18, Z21",
+    "\tVMULPS Z21, Z20, Z20",
+    "\tVADDPS Z18, Z20, Z20",
+    "\tVADDPS Z13, Z20, Z20",
+    "\tVSCALEFPS Z19, Z20, Z20       // exp(2z)",
+    "\tVADDPS Z13, Z20, Z20          // exp(2z) + 1",
+    "\tVDIVPS Z20, Z16, Z21          // u / (exp(2z) + 1)",
+    "\tVSUBPS Z21, Z16, Z16",
+    "\tVMOVUPS Z16, (SI)",
+    "\tADDQ $64, SI",
+    "\tDECQ CX",
+    "\tJNZ gelu_loop",
+    "gelu_done:",
+    "\tVZEROUPPER",
+    "\tRET",
+]
+with open("kern_amd64.s", "a") as f:
+    f.write("\n" + "\n".join(gelu) + "\n")

@@ -154,7 +154,9 @@ func addRamp(x []float32, base, slope float32) {
 
 // geluTanh applies the tanh form of GELU in place.
 func geluTanh(x []float32) {
-	if haveSIMD {
+	if haveAsm {
+		x = x[geluAsm(x):]
+	} else if haveSIMD {
 		n := len(x) &^ 15
 		geluSIMD(x[:n])
 		x = x[n:]

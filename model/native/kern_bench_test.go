@@ -1,6 +1,8 @@
 package native
 
 import (
+	"context"
+	"fmt"
 	"math/rand/v2"
 	"testing"
 )
@@ -45,4 +47,29 @@ func BenchmarkGemm(b *testing.B) {
 		gemmParallel(c, n, a, k, pb, m, false, 0)
 	}
 	b.ReportMetric(float64(2*m*k*n)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+}
+
+// BenchmarkLogProbs is a whole forward at the cpu profile's shape (2
+// layers, d_model 128, 4 heads, vocabulary 257) with the costliest variant.
+func BenchmarkLogProbs(b *testing.B) {
+	a := variantArch("random-qkv")
+	a.Vocab, a.DModel, a.Heads, a.DHidden = 257, 128, 4, 512
+	m, err := Load(randomSet(b, a, 1))
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, L := range []int{4096, 16384} {
+		b.Run(fmt.Sprintf("L=%d", L), func(b *testing.B) {
+			toks := make([]int32, L)
+			for i := range toks {
+				toks[i] = int32(i * 31 % 256)
+			}
+			for b.Loop() {
+				if _, err := m.LogProbs(context.Background(), toks, toks, Options{}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(L)*float64(b.N)/b.Elapsed().Seconds(), "tokens/s")
+		})
+	}
 }

@@ -171,3 +171,26 @@ func TestGemm(t *testing.T) {
 		}
 	})
 }
+
+// TestGelu: the vector GELU (u - u/(exp(2z)+1)) matches the tanh form in
+// float64 within 1e-6 |u| (a few float32 ulps of the result's scale; the
+// division and exp each add ~1 ulp), including the saturated tails and the
+// scalar remainder (len not a multiple of 16).
+func TestGelu(t *testing.T) {
+	forEachKernelSet(t, func(t *testing.T) {
+		var x []float32
+		for u := float32(-12); u <= 12; u += 0.01 {
+			x = append(x, u)
+		}
+		x = append(x, 0, 1e-30, -1e-30, 40, -40, 7)
+		in := append([]float32(nil), x...)
+		geluTanh(x)
+		for i, u := range in {
+			v := float64(u)
+			want := 0.5 * v * (1 + math.Tanh(math.Sqrt(2/math.Pi)*(v+0.044715*v*v*v)))
+			if math.Abs(float64(x[i])-want) > 1e-6*math.Abs(v)+1e-37 {
+				t.Fatalf("gelu(%g) = %g, want %g", u, x[i], want)
+			}
+		}
+	})
+}
