@@ -49,11 +49,14 @@ type ManifestShard struct {
 }
 
 func (m *Manifest) marshal() ([]byte, error) {
-	b, err := json.MarshalIndent(m, "", "  ")
-	if err != nil {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false) // keep "CRLF -> LF" readable
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(m); err != nil {
 		return nil, fmt.Errorf("tokenize: manifest: %w", err)
 	}
-	return append(b, '\n'), nil
+	return buf.Bytes(), nil
 }
 
 // parseManifest reads manifest.json; ok is false if b is not one (a shard).

@@ -157,7 +157,7 @@ type piece struct {
 	first, last bool
 	text        string
 	file        int   // index in runState.files
-	pos         int64 // progress: bytes of the file read when the document was
+	pos         int64 // progress: bytes of the file read once the document was read
 	toks        []uint32
 	err         error
 	done        chan struct{} // closed by the worker
