@@ -99,7 +99,7 @@ func SmokeConfig() Config {
 		Name: "smoke", Seed: 1, Alpha: 0.01,
 		Mixing: MixingConfig{
 			Families: defaultFamilies(16, 6, 8),
-			Contexts: []int{1024, 8192, 65536}, Queries: 256, MaxRoute: 64,
+			Contexts: []int{1024, 8192, 65536}, Queries: 256, MaxRoute: 96,
 			Threshold: 0.2, StepSamples: 512, Chunks: 2,
 		},
 		Concentration: ConcentrationConfig{
@@ -112,7 +112,7 @@ func SmokeConfig() Config {
 		},
 		Incoherence: IncoherenceConfig{
 			Dim: 16, Sigma: 0.5, Background: 1, Noise: 0.25, Gap: 16,
-			FarCounts: []int{16, 256, 4096}, Samples: 16, Chunks: 2,
+			FarCounts: []int{16, 256, 4096}, Samples: 64, Chunks: 2,
 		},
 	}
 }
@@ -124,7 +124,7 @@ func CPUConfig() Config {
 		Mixing: MixingConfig{
 			Families: defaultFamilies(64, 8, 16),
 			Contexts: []int{1024, 8192, 65536}, Queries: 2048, MaxRoute: 160,
-			Threshold: 0.05, StepSamples: 8192, Chunks: 4,
+			Threshold: 0.1, StepSamples: 8192, Chunks: 4,
 		},
 		Concentration: ConcentrationConfig{
 			Dims: []int{16, 32, 64, 128, 256}, Samples: 8192, FarFactor: 3, Threshold: 0.05,

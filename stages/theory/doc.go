@@ -35,9 +35,28 @@
 //
 //	sum, err := theory.Run(ctx, theory.CPUConfig(), outDir, progress)
 //
-// Run writes theory.json (machine-readable: every check, its verdict, key
-// numbers and sample sizes), theory.md (markdown tables that reference the
-// PNG plots by file name) and the PNG plots. Output is a pure function of
+// API: Config (with SmokeConfig, CPUConfig and Validate) holds every sample
+// size, dimension and seed; Run validates it, runs all checks on
+// Config.Workers goroutines and returns a Summary. A FAIL verdict is a
+// result (Summary.Pass, Summary.Checks[i].Verdict), never an error; errors
+// mean the stage could not run (bad config, cancelled context, I/O).
+//
+// Run writes into its output directory, atomically file by file:
+//
+//	theory.json              Summary: every check, PASS/FAIL, criteria with their numbers, sample sizes, config
+//	theory.md                markdown tables and criteria to embed in RESULTS.md
+//	mixing_contexts.png      check 1: correlation vs route length, per family, for every context length
+//	mixing_opnorm.png        check 1: ||E[P_n]||_op vs ||E[M]||^n
+//	concentration_tails.png  check 2: tail probabilities vs d t^2 with Levy / Hoeffding bounds
+//	farmass.png              check 3: far mass vs M with the lower bound, and ALiBi
+//	incoherence.png          check 4: far-value energy vs M with and without value transport
+//
+// Modelling decisions where the paper is silent: Householder steps are pure
+// reflections (beta = 2), the orthogonal case the theory covers (PaTH's
+// beta in (0,2) gives contractions, outside the orthogonal-group argument);
+// check 4 aggregates far values with uniform weights (far mass spread
+// evenly); queries and keys share one content vector, so the correlation
+// measures how much of a perfect match a route preserves. Output is a pure function of
 // the Config: the same seed gives byte-identical files regardless of the
 // number of workers, because every task draws from its own seeded stream and
 // results are reduced in a fixed order.

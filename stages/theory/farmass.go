@@ -62,7 +62,7 @@ func planFarMass(cfg Config) *farPlan {
 		plain: make([][]float64, fc.Samples), alibi: make([][]float64, fc.Samples)}
 	start := 0
 	parts := splitCounts(fc.Samples, fc.Chunks)
-	for ci, cnt := range parts {
+	for _, cnt := range parts {
 		lo, hi := start, start+cnt
 		start = hi
 		p.jobs = append(p.jobs, job{
@@ -77,7 +77,6 @@ func planFarMass(cfg Config) *farPlan {
 				return nil
 			},
 		})
-		_ = ci
 	}
 	return p
 }

@@ -66,9 +66,15 @@ type incoPlan struct {
 func planIncoherence(cfg Config) *incoPlan {
 	ic := cfg.Incoherence
 	p := &incoPlan{cfg: cfg, samples: make([]incoSample, ic.Samples)}
-	p.b = randomUnit(newRNG(cfg.Seed, streamIncoherence, 0xB), make([]float64, ic.Dim))
-	for i := range p.b {
-		p.b[i] *= ic.Background
+	// The background has equal norm in every 2-D block (random phases): the
+	// common component is spread over all frequencies, so no single block
+	// dominates and |F|^2 averages over d/2 independent phase walks.
+	rng := newRNG(cfg.Seed, streamIncoherence, 0xB)
+	p.b = make([]float64, ic.Dim)
+	r := ic.Background / math.Sqrt(float64(ic.Dim/2))
+	for j := 0; j < ic.Dim/2; j++ {
+		s, c := math.Sincos(2 * math.Pi * rng.Float64())
+		p.b[2*j], p.b[2*j+1] = r*c, r*s
 	}
 	start := 0
 	for _, cnt := range splitCounts(ic.Samples, ic.Chunks) {

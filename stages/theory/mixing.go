@@ -31,7 +31,7 @@ type MixingResult struct {
 	Families    []MixingFamily `json:"families"`
 	OpNormGrid  []int          `json:"op_norm_grid"`
 	Criteria    []Criterion    `json:"criteria"`
-	contexts    []int
+	Contexts    []int          `json:"contexts"` // context lengths L
 }
 
 // MixingFamily is one step family's measurements.
@@ -307,7 +307,7 @@ func (p *mixPlan) finish() *MixingResult {
 	nf, nl := len(mc.Families), len(mc.Contexts)
 	res := &MixingResult{
 		Queries: mc.Queries, MaxRoute: mc.MaxRoute, Threshold: mc.Threshold, StepSamples: mc.StepSamples,
-		OpNormGrid: p.grid, contexts: mc.Contexts,
+		OpNormGrid: p.grid, Contexts: mc.Contexts,
 		// Curve tests: every family, context and route length at once.
 		Z:     bonferroniZ(p.cfg.Alpha, nf*nl*(mc.MaxRoute+1)),
 		ZPair: bonferroniZ(p.cfg.Alpha, nf*max(1, nl*(nl-1)/2)*(mc.MaxRoute+1)),
@@ -378,7 +378,7 @@ func (p *mixPlan) finish() *MixingResult {
 			cr.check("||E[P_n]||_op = ||E[M]||^n", diff <= tol,
 				"n=%d: measured %.4f vs rho^n %.4f, |diff| %.2g > tolerance %.2g", n, meas, pred, diff, tol)
 		}
-		cr.summary("||E[P_n]||_op = ||E[M]||^n", "all %d route lengths within tolerance (worst |diff|/tol = %.2f; %d routes)", len(p.grid), worst, 2*mc.Queries*nl/2)
+		cr.summary("||E[P_n]||_op = ||E[M]||^n", "all %d route lengths within tolerance (worst |diff|/tol = %.2f; %d routes)", len(p.grid), worst, mc.Queries*nl)
 
 		// Correlation curves per context.
 		worstExact, worstBound := 0.0, math.Inf(-1)
