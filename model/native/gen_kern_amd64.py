@@ -233,3 +233,34 @@ gelu += [
 ]
 with open("kern_amd64.s", "a") as f:
     f.write("\n" + "\n".join(gelu) + "\n")
+
+# rampAVX512: x[j] += slope * (base + j), the ALiBi bias of one score row;
+# base + j is an exact integer in float32, so only the product rounds.
+ramp = [
+    "// func rampAVX512(x *float32, n int, base float32, slope float32, iota *[16]float32)",
+    "TEXT ·rampAVX512(SB), NOSPLIT, $0-32",
+    "\tMOVQ x+0(FP), SI",
+    "\tMOVQ n+8(FP), CX",
+    "\tMOVQ iota+24(FP), BX",
+    "\tVBROADCASTSS base+16(FP), Z0",
+    "\tVADDPS (BX), Z0, Z1           // base + 0..15",
+    "\tVBROADCASTSS slope+20(FP), Z2",
+    "\tMOVL $0x41800000, AX          // 16.0",
+    "\tVPBROADCASTD AX, Z3",
+    "\tSHRQ $4, CX",
+    "\tTESTQ CX, CX",
+    "\tJZ ramp_done",
+    "ramp_loop:",
+    "\tVMULPS Z2, Z1, Z4",
+    "\tVADDPS (SI), Z4, Z4",
+    "\tVMOVUPS Z4, (SI)",
+    "\tVADDPS Z3, Z1, Z1",
+    "\tADDQ $64, SI",
+    "\tDECQ CX",
+    "\tJNZ ramp_loop",
+    "ramp_done:",
+    "\tVZEROUPPER",
+    "\tRET",
+]
+with open("kern_amd64.s", "a") as f:
+    f.write("\n" + "\n".join(ramp) + "\n")

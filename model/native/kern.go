@@ -39,8 +39,10 @@ func VectorKernels() bool { return haveAsm || haveSIMD }
 // qkBlock sets s[i*bk+j] = sum_c q[i*d+c] * kt[c*bk+j] for i < nq, j < bk.
 // kt is one key block transposed (d rows of bk keys); bk is a multiple of 16.
 func qkBlock(s, q, kt []float32, nq, d, bk int) {
-	if haveAsm && bk == 64 {
-		mmAsm(s, bk, q, d, kt, bk, nq, d, 64, modeSet, nil)
+	if haveAsm && bk%64 == 0 {
+		for j := 0; j < bk; j += 64 {
+			mmAsm(s[j:], bk, q, d, kt[j:], bk, nq, d, 64, modeSet, nil)
+		}
 		return
 	}
 	if haveSIMD {
@@ -143,6 +145,10 @@ func gemmPanel(c []float32, ldc int, a []float32, lda int, bp []float32, m, k, n
 // base = j0 - i, so that integer distances stay exact in float32).
 // len(x) is a multiple of 16.
 func addRamp(x []float32, base, slope float32) {
+	if haveAsm {
+		addRampAsm(x, base, slope)
+		return
+	}
 	if haveSIMD {
 		addRampSIMD(x, base, slope)
 		return

@@ -641,3 +641,28 @@ gelu_loop:
 gelu_done:
 	VZEROUPPER
 	RET
+
+// func rampAVX512(x *float32, n int, base float32, slope float32, iota *[16]float32)
+TEXT ·rampAVX512(SB), NOSPLIT, $0-32
+	MOVQ x+0(FP), SI
+	MOVQ n+8(FP), CX
+	MOVQ iota+24(FP), BX
+	VBROADCASTSS base+16(FP), Z0
+	VADDPS (BX), Z0, Z1           // base + 0..15
+	VBROADCASTSS slope+20(FP), Z2
+	MOVL $0x41800000, AX          // 16.0
+	VPBROADCASTD AX, Z3
+	SHRQ $4, CX
+	TESTQ CX, CX
+	JZ ramp_done
+ramp_loop:
+	VMULPS Z2, Z1, Z4
+	VADDPS (SI), Z4, Z4
+	VMOVUPS Z4, (SI)
+	VADDPS Z3, Z1, Z1
+	ADDQ $64, SI
+	DECQ CX
+	JNZ ramp_loop
+ramp_done:
+	VZEROUPPER
+	RET

@@ -40,6 +40,9 @@ func expShiftAVX512(x *float32, n int, m float32, consts *[12]float32) float32
 func geluAVX512(x *float32, n int, consts *[16]float32)
 
 //go:noescape
+func rampAVX512(x *float32, n int, base float32, slope float32, iota *[16]float32)
+
+//go:noescape
 func maxAVX512(x *float32, n int) float32
 
 func asmAvailable() bool { return cpu.X86.HasAVX512F }
@@ -63,6 +66,14 @@ func geluAsm(x []float32) int {
 		geluAVX512(&x[0], n, &geluConsts)
 	}
 	return n
+}
+
+var iotaConsts = [16]float32{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15}
+
+func addRampAsm(x []float32, base, slope float32) {
+	if len(x) > 0 {
+		rampAVX512(&x[0], len(x), base, slope, &iotaConsts)
+	}
 }
 
 func maxOfAsm(x []float32) float32 {
