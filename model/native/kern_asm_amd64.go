@@ -1,6 +1,6 @@
 //go:build amd64 && !purego
 
-//go:generate python3 gen_kern_amd64.py
+//go:generate go run gen_kern_amd64.go
 
 package native
 
@@ -11,7 +11,7 @@ import (
 )
 
 // AVX-512 micro-kernels in Go assembly (kern_amd64.s, written by
-// gen_kern_amd64.py: go generate).
+// gen_kern_amd64.go: go generate).
 //
 // kern6x64 / kern6x32 / kern12x32: C[rows x w] (+)= A[6 x k] * B[k x w], w = 64 or 32,
 // rows of A, B, C at strides lda, ldb, ldc (elements). mode 0 overwrites C,
