@@ -49,7 +49,8 @@ func Example() {
 	fmt.Println(info.Tokenizer, info.VocabSize, info.EOT, info.Splits["train"].Tokens, info.Splits["heldout"].Tokens)
 
 	inputs, targets, _ := d.TrainBatch(1, 0, 2, 8) // seed, step, batch, T
-	text := func(ids []int32) string {             // bytes tokenizer: id = byte
+	// The bytes tokenizer's id is the byte.
+	text := func(ids []int32) string {
 		b := make([]byte, len(ids))
 		for i, id := range ids {
 			b[i] = byte(id)
