@@ -79,3 +79,11 @@ func TestRunCPU(t *testing.T) {
 		}
 	}
 }
+
+func TestRunCancelled(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := Run(ctx, SmokeConfig(), t.TempDir(), nil); err == nil {
+		t.Fatal("Run with a cancelled context returned no error")
+	}
+}
