@@ -19,3 +19,6 @@ const (
 func mmAsm(c []float32, ldc int, a []float32, lda int, b []float32, ldb int, m, k, w, mode int, scale []float32) {
 	panic("native: no assembly kernels")
 }
+
+func geluAsm(x []float32) int                     { panic("native: no assembly kernels") }
+func addRampAsm(x []float32, base, slope float32) { panic("native: no assembly kernels") }
