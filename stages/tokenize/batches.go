@@ -164,3 +164,53 @@ func (d *Dataset) EvalWindows(seed uint64, L, n int) ([][]int32, error) {
 	}
 	return out, nil
 }
+
+// EvalWindowsInDocuments is EvalWindows restricted to windows that lie inside
+// one held-out document (its end-of-document id may be the last target), so
+// that all L tokens of context belong to the text being predicted. That suits
+// the Gutenberg corpus, whose held-out books are each longer than the longest
+// window; with OpenWebText (~1K tokens per document) long windows must span
+// documents and EvalWindows is the protocol. Start offsets are uniform over
+// all valid positions of all long-enough documents, drawn by hashing
+// (seed, L, i) as in EvalWindows.
+func (d *Dataset) EvalWindowsInDocuments(seed uint64, L, n int) ([][]int32, error) {
+	if L <= 0 || n < 0 {
+		return nil, fmt.Errorf("tokenize: EvalWindowsInDocuments(L %d, n %d): L must be positive and n >= 0", L, n)
+	}
+	t, err := d.Tokens(SplitHeldOut)
+	if err != nil {
+		return nil, err
+	}
+	docs, err := d.Documents(SplitHeldOut)
+	if err != nil {
+		return nil, err
+	}
+	// spans[k] holds the valid start offsets [lo, lo+count) of document k;
+	// cum[k] counts the valid starts before it.
+	type span struct{ lo, count int64 }
+	var spans []span
+	var cum []int64
+	var total, longest int64
+	for _, doc := range docs {
+		longest = max(longest, doc.Tokens)
+		if c := doc.Tokens - int64(L); c > 0 {
+			spans = append(spans, span{doc.Start, c})
+			cum = append(cum, total)
+			total += c
+		}
+	}
+	if total == 0 {
+		return nil, fmt.Errorf("tokenize: no held-out document has the %d tokens an evaluation window of L=%d needs (longest: %d); use EvalWindows, which spans documents, or hold out longer documents",
+			L+1, L, longest)
+	}
+	out := make([][]int32, n)
+	for i := range n {
+		r := int64(below(hashKeys(streamEval, seed, uint64(L), uint64(i)), uint64(total)))
+		k := sort.Search(len(cum), func(k int) bool { return cum[k] > r }) - 1
+		out[i] = make([]int32, L+1)
+		if err := t.Read(out[i], spans[k].lo+r-cum[k]); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}

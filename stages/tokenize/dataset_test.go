@@ -235,3 +235,48 @@ func TestInt32Shards(t *testing.T) {
 		t.Errorf("info %+v", info)
 	}
 }
+
+func TestEvalWindowsInDocuments(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "c")
+	writeFiles(t, dir, map[string]string{
+		"train.txt": strings.Repeat("t", 50),
+		"held1.txt": strings.Repeat("a", 30),
+		"held2.txt": strings.Repeat("b", 10), // too short for L=20: never used
+		"held3.txt": strings.Repeat("c", 25),
+	})
+	cfg := testConfig(TokenizerBytes, dir)
+	cfg.HeldOut, cfg.MinEvalTokens, cfg.ShardTokens = []string{"held1", "held2", "held3"}, 8, 16
+	_, paths := runOK(t, cfg)
+	d, err := Open(paths)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	ws, err := d.EvalWindowsInDocuments(3, 20, 200)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[int32]bool{}
+	for _, w := range ws {
+		if len(w) != 21 {
+			t.Fatalf("window of %d tokens", len(w))
+		}
+		// One document per window: a single letter, at most a final EOT.
+		for i, v := range w {
+			if v == 256 && i != len(w)-1 || v != 256 && v != w[0] {
+				t.Fatalf("window spans documents: %v", w)
+			}
+		}
+		seen[w[0]] = true
+	}
+	if !seen['a'] || !seen['c'] || len(seen) != 2 {
+		t.Errorf("windows drawn from documents %v, want a and c", seen)
+	}
+	again, _ := d.EvalWindowsInDocuments(3, 20, 200)
+	if !slices.EqualFunc(ws, again, slices.Equal) {
+		t.Errorf("not deterministic")
+	}
+	if _, err := d.EvalWindowsInDocuments(3, 40, 1); err == nil || !strings.Contains(err.Error(), "longest: 31") {
+		t.Errorf("too long a window: %v", err)
+	}
+}
