@@ -92,5 +92,13 @@
 // Open memory-maps shards (zero copy) and checks they form complete splits of
 // one dataset. TrainBatch and EvalWindows draw offsets from a counter-based
 // hash of (seed, step or window index), so a batch depends only on its
-// arguments and the data, never on call order or Go's math/rand.
+// arguments and the data, never on call order or Go's math/rand; every model
+// evaluated with the same (seed, L, n) sees the same windows.
+// EvalWindowsInDocuments keeps each window inside one held-out document
+// (meaningful for whole books; OpenWebText documents are shorter than long
+// windows).
+//
+//	d, err := tokenize.Open(paths) // shard files (+ optional manifest.json)
+//	inputs, targets, err := d.TrainBatch(seed, step, batch, T) // batch*T each, row-major
+//	windows, err := d.EvalWindows(seed, L, n)                  // n x (L+1)
 package tokenize
