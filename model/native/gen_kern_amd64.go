@@ -34,6 +34,7 @@ func main() {
 	maxKernel()
 	gelu()
 	ramp()
+	softmaxRows()
 	if err := os.WriteFile("kern_amd64.s", []byte(b.String()), 0o644); err != nil {
 		fmt.Fprintln(os.Stderr, "gen_kern_amd64:", err)
 		os.Exit(1)
@@ -321,6 +322,107 @@ func ramp() {
 	w("\tDECQ CX")
 	w("\tJNZ ramp_loop")
 	w("ramp_done:")
+	w("\tVZEROUPPER")
+	w("\tRET")
+}
+
+// expBody emits Zdst = exp(Zsrc) (Zsrc already shifted by the row max),
+// exactly 0 where Zsrc < lo, with the constants of softmaxRows in Z1..Z11.
+// Zsrc is clobbered; Zn, Zt are temporaries.
+func expBody(src, dst, zn, zt int) {
+	w("\tVCMPPS $1, Z1, Z%d, K1", src)
+	w("\tVMAXPS Z1, Z%d, Z%d", src, src)
+	w("\tVMULPS Z2, Z%d, Z%d", src, zn)
+	w("\tVRNDSCALEPS $0, Z%d, Z%d", zn, zn)
+	w("\tVFMADD231PS Z3, Z%d, Z%d", zn, src)
+	w("\tVFMADD231PS Z4, Z%d, Z%d", zn, src)
+	expPoly(src, 5, 11, dst, zt)
+	w("\tVSCALEFPS Z%d, Z%d, Z%d", zn, dst, dst)
+	w("\tKNOTW K1, K2")
+	w("\tVMOVAPS.Z Z%d, K2, Z%d", dst, dst)
+}
+
+// softmaxRows is the online-softmax step for nq rows of 64 scores (row
+// stride 64): per row r, mNew = max(m[r], max_j s[r][j]),
+// f[r] = exp(m[r] - mNew), s[r][j] = exp(s[r][j] - mNew),
+// l[r] = l[r] f[r] + sum_j s[r][j], m[r] = mNew. One call per block
+// instead of two calls and a Go loop per row.
+func softmaxRows() {
+	w("")
+	w("// func softmaxRowsAVX512(s *float32, nq int, m *float32, l *float32, f *float32, consts *[12]float32)")
+	w("TEXT ·softmaxRowsAVX512(SB), NOSPLIT, $0-48")
+	w("\tMOVQ s+0(FP), SI")
+	w("\tMOVQ nq+8(FP), CX")
+	w("\tMOVQ m+16(FP), R8")
+	w("\tMOVQ l+24(FP), R9")
+	w("\tMOVQ f+32(FP), R10")
+	w("\tMOVQ consts+40(FP), BX")
+	for i := 0; i < 11; i++ {
+		w("\tVBROADCASTSS %d(BX), Z%d", 4*i, i+1)
+	}
+	w("\tTESTQ CX, CX")
+	w("\tJZ sm_done")
+	w("sm_row:")
+	for v := 0; v < 4; v++ {
+		if v == 0 {
+			w("\tVMOVUPS (SI), Z%d", 16+v)
+		} else {
+			w("\tVMOVUPS %d(SI), Z%d", 64*v, 16+v)
+		}
+	}
+	// Horizontal reductions in Z12-Z14: VEX-only instructions
+	// (VEXTRACTF128, VHADDPS) cannot name registers 16-31.
+	w("\tVMAXPS Z17, Z16, Z20")
+	w("\tVMAXPS Z19, Z18, Z21")
+	w("\tVMAXPS Z21, Z20, Z12")
+	w("\tVEXTRACTF64X4 $1, Z12, Y13")
+	w("\tVMAXPS Y13, Y12, Y12")
+	w("\tVEXTRACTF128 $1, Y12, X13")
+	w("\tVMAXPS X13, X12, X12")
+	w("\tVPERMILPS $0x4e, X12, X13")
+	w("\tVMAXPS X13, X12, X12")
+	w("\tVPERMILPS $0xb1, X12, X13")
+	w("\tVMAXPS X13, X12, X12")
+	w("\tVMOVSS (R8), X14            // m_old")
+	w("\tVMAXSS X14, X12, X12        // m_new = max(row max, m_old)")
+	w("\tVMOVSS X12, (R8)")
+	w("\tVBROADCASTSS X12, Z0")
+	w("\tVBROADCASTSS X14, Z22")
+	w("\tVSUBPS Z0, Z22, Z22         // m_old - m_new (-Inf on the first block)")
+	for v := 0; v < 4; v++ {
+		w("\tVSUBPS Z0, Z%d, Z%d", 16+v, 16+v)
+	}
+	expBody(22, 23, 24, 25) // lane 0 = f
+	w("\tVMOVAPS Z23, Z14")
+	w("\tVMOVSS X14, (R10)")
+	for v := 0; v < 4; v++ {
+		expBody(16+v, 26+v, 24, 25)
+		if v == 0 {
+			w("\tVMOVUPS Z%d, (SI)", 26+v)
+		} else {
+			w("\tVMOVUPS Z%d, %d(SI)", 26+v, 64*v)
+		}
+	}
+	w("\tVADDPS Z27, Z26, Z26")
+	w("\tVADDPS Z29, Z28, Z28")
+	w("\tVADDPS Z28, Z26, Z12")
+	w("\tVEXTRACTF64X4 $1, Z12, Y13")
+	w("\tVADDPS Y13, Y12, Y12")
+	w("\tVEXTRACTF128 $1, Y12, X13")
+	w("\tVADDPS X13, X12, X12")
+	w("\tVHADDPS X12, X12, X12")
+	w("\tVHADDPS X12, X12, X12       // row sum")
+	w("\tVMOVSS (R9), X13")
+	w("\tVMULSS X14, X13, X13")
+	w("\tVADDSS X12, X13, X13        // l = l*f + sum")
+	w("\tVMOVSS X13, (R9)")
+	w("\tADDQ $256, SI")
+	w("\tADDQ $4, R8")
+	w("\tADDQ $4, R9")
+	w("\tADDQ $4, R10")
+	w("\tDECQ CX")
+	w("\tJNZ sm_row")
+	w("sm_done:")
 	w("\tVZEROUPPER")
 	w("\tRET")
 }

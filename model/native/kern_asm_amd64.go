@@ -43,6 +43,9 @@ func geluAVX512(x *float32, n int, consts *[16]float32)
 func rampAVX512(x *float32, n int, base float32, slope float32, iota *[16]float32)
 
 //go:noescape
+func softmaxRowsAVX512(s *float32, nq int, m *float32, l *float32, f *float32, consts *[12]float32)
+
+//go:noescape
 func maxAVX512(x *float32, n int) float32
 
 func asmAvailable() bool { return cpu.X86.HasAVX512F }
@@ -74,6 +77,12 @@ func addRampAsm(x []float32, base, slope float32) {
 	if len(x) > 0 {
 		rampAVX512(&x[0], len(x), base, slope, &iotaConsts)
 	}
+}
+
+// softmaxRowsAsm is the online-softmax step for nq rows of 64 scores.
+func softmaxRowsAsm(s []float32, nq int, m, l, f []float32) {
+	_, _, _, _ = s[nq*64-1], m[nq-1], l[nq-1], f[nq-1]
+	softmaxRowsAVX512(&s[0], nq, &m[0], &l[0], &f[0], &expConsts)
 }
 
 func maxOfAsm(x []float32) float32 {
