@@ -4,11 +4,7 @@
 
 package native
 
-import (
-	"unsafe"
-
-	"golang.org/x/sys/cpu"
-)
+import "unsafe"
 
 // AVX-512 micro-kernels in Go assembly (kern_amd64.s, written by
 // gen_kern_amd64.go: go generate).
@@ -48,7 +44,28 @@ func softmaxRowsAVX512(s *float32, nq int, m *float32, l *float32, f *float32, c
 //go:noescape
 func maxAVX512(x *float32, n int) float32
 
-func asmAvailable() bool { return cpu.X86.HasAVX512F }
+func cpuid(eaxArg, ecxArg uint32) (eax, ebx, ecx, edx uint32)
+
+func xgetbv0() (eax, edx uint32)
+
+// asmAvailable checks AVX-512F in the CPU (CPUID leaf 7) and that the OS
+// saves the opmask and zmm state (XCR0 bits 1, 2, 5, 6, 7), as
+// golang.org/x/sys/cpu does, without the dependency.
+func asmAvailable() bool {
+	maxID, _, _, _ := cpuid(0, 0)
+	if maxID < 7 {
+		return false
+	}
+	_, _, ecx1, _ := cpuid(1, 0)
+	if ecx1&(1<<27) == 0 { // OSXSAVE: XGETBV is usable
+		return false
+	}
+	if xcr0, _ := xgetbv0(); xcr0&0xe6 != 0xe6 {
+		return false
+	}
+	_, ebx7, _, _ := cpuid(7, 0)
+	return ebx7&(1<<16) != 0 // AVX512F
+}
 
 var expConsts = [12]float32{expLo, expLog2e, -expC1, -expC2, expP0, expP1, expP2, expP3, expP4, expP5, 1, 0}
 
