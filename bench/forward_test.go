@@ -80,12 +80,12 @@ func TestForwardChild(t *testing.T) {
 	for i := range toks {
 		toks[i] = int32(r.IntN(256))
 	}
-	start := time.Now()
+	start, cpu0 := time.Now(), cpuSeconds()
 	res, err := m.LogProbs(context.Background(), toks[:L], toks[1:], native.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	sec := time.Since(start).Seconds()
+	sec, cpu := time.Since(start).Seconds(), cpuSeconds()-cpu0
 	var nll float64
 	for _, lp := range res.LogProbs {
 		nll -= lp
@@ -94,7 +94,7 @@ func TestForwardChild(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fmt.Printf("FORWARD L=%d seconds=%.4f vmhwm_kib=%d mean_nll=%.4f\n", L, sec, hwm, nll/float64(L))
+	fmt.Printf("FORWARD L=%d seconds=%.4f cpu_seconds=%.4f vmhwm_kib=%d mean_nll=%.4f\n", L, sec, cpu, hwm, nll/float64(L))
 }
 
 func vmHWM() (int64, error) {
@@ -113,8 +113,8 @@ func vmHWM() (int64, error) {
 }
 
 type forwardRun struct {
-	seconds float64
-	peakMiB float64
+	seconds, cpuSeconds float64 // of the LogProbs call alone
+	peakMiB             float64
 }
 
 // runForwardChild runs one forward of L tokens in a child process.
@@ -133,7 +133,7 @@ func runForwardChild(L int) (forwardRun, error) {
 		var r forwardRun
 		var kib int64
 		var nll float64
-		if _, err := fmt.Sscanf(line, "FORWARD L=%d seconds=%g vmhwm_kib=%d mean_nll=%g", &l, &r.seconds, &kib, &nll); err != nil {
+		if _, err := fmt.Sscanf(line, "FORWARD L=%d seconds=%g cpu_seconds=%g vmhwm_kib=%d mean_nll=%g", &l, &r.seconds, &r.cpuSeconds, &kib, &nll); err != nil {
 			return forwardRun{}, fmt.Errorf("forward child: bad line %q: %w", line, err)
 		}
 		if math.IsNaN(nll) || math.IsInf(nll, 0) {
@@ -152,7 +152,9 @@ var forwardBudgets = []struct {
 }{{16384, 1024}, {65536, 4096}}
 
 // BenchmarkForward reports tokens/s of a whole forward (all layers, output
-// layer and log-probs) and the child's peak RSS.
+// layer and log-probs), tokens per CPU-second (robust to other jobs on the
+// machine; times the core count for an uncontended estimate) and the
+// child's peak RSS.
 func BenchmarkForward(b *testing.B) {
 	b.Logf("native kernels: %s", native.KernelName())
 	for _, c := range forwardBudgets {
@@ -160,16 +162,18 @@ func BenchmarkForward(b *testing.B) {
 			if c.L > 16384 && !native.VectorKernels() && os.Getenv("ROUTEBENCH_LONG") == "" {
 				b.Skip("portable kernels take minutes at 65K tokens: build with GOEXPERIMENT=simd or set ROUTEBENCH_LONG=1")
 			}
-			var sec, peak float64
+			var sec, cpu, peak float64
 			for b.Loop() {
 				r, err := runForwardChild(c.L)
 				if err != nil {
 					b.Fatal(err)
 				}
 				sec += r.seconds
+				cpu += r.cpuSeconds
 				peak = max(peak, r.peakMiB)
 			}
 			b.ReportMetric(float64(c.L)*float64(b.N)/sec, "tokens/s")
+			b.ReportMetric(float64(c.L)*float64(b.N)/cpu, "tokens/cpu-s")
 			b.ReportMetric(peak, "peak-MiB")
 		})
 	}
@@ -186,7 +190,7 @@ func TestForwardPeakMemory(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("L=%d: %.2f s, %.0f tokens/s, peak RSS %.0f MiB (%s kernels)", c.L, r.seconds, float64(c.L)/r.seconds, r.peakMiB, native.KernelName())
+	t.Logf("L=%d: %.2f s (%.2f CPU-s), %.0f tokens/s, peak RSS %.0f MiB (%s kernels)", c.L, r.seconds, r.cpuSeconds, float64(c.L)/r.seconds, r.peakMiB, native.KernelName())
 	if r.peakMiB > c.maxMiB {
 		t.Errorf("forward of %d tokens peaked at %.0f MiB, budget %.0f MiB", c.L, r.peakMiB, c.maxMiB)
 	}
