@@ -3,6 +3,7 @@ package model
 import (
 	"os"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -99,4 +100,73 @@ func cpuSeconds() float64 {
 		return 0
 	}
 	return float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e9
+}
+
+// BenchmarkStepRatio measures all variants at the cpu profile in one
+// process, round-robin (one step of each variant per round), so slow
+// changes in the load of a shared machine hit every variant alike. Each
+// round is one b.N iteration. Metrics: median wall seconds per step per
+// variant, and the median over rounds of the paired ratio to rope's step
+// in the same round, and the fastest step (the least-disturbed estimate
+// on a loaded machine) (the goal for accumulated variants is <= 1.10).
+//
+//	go test -tags noxla -run '^$' -bench StepRatio -benchtime 5x ./model/
+func BenchmarkStepRatio(b *testing.B) {
+	type run struct {
+		name   string
+		tr     *trainer
+		tok    []int32
+		tgt    []int32
+		step   int
+		wall   []float64
+		ratios []float64
+	}
+	var runs []*run
+	for _, v := range Variants() {
+		c, err := ProfileConfig("cpu", v, 257)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if be := os.Getenv("ROUTEBENCH_BENCH_BACKEND"); be != "" {
+			c.Backend = be
+		}
+		tr, err := newTrainer(c)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer tr.close()
+		zeros := make([][]float32, len(tr.specs))
+		for i, s := range tr.specs {
+			zeros[i] = make([]float32, size(s.Shape))
+		}
+		tr.setState(initParams(c, tr.specs), zeros, zeros)
+		tok, tgt, _ := newSynthData(c.Vocab).TrainBatch(c.Seed, 0, c.Batch, c.Context)
+		r := &run{name: v, tr: tr, tok: tok, tgt: tgt}
+		if _, _, err := tr.runStep(0, tok, tgt); err != nil { // compile
+			b.Fatal(err)
+		}
+		r.step = 1
+		runs = append(runs, r)
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		for _, r := range runs {
+			t0 := time.Now()
+			if _, _, err := r.tr.runStep(r.step, r.tok, r.tgt); err != nil {
+				b.Fatal(err)
+			}
+			r.step++
+			r.wall = append(r.wall, time.Since(t0).Seconds())
+		}
+		rope := runs[1].wall[i]
+		for _, r := range runs {
+			r.ratios = append(r.ratios, r.wall[i]/rope)
+		}
+	}
+	b.StopTimer()
+	for _, r := range runs {
+		b.ReportMetric(median(r.wall), r.name+"-s/step")
+		b.ReportMetric(slices.Min(r.wall), r.name+"-min-s/step")
+		b.ReportMetric(median(r.ratios), r.name+"/rope")
+	}
 }

@@ -118,8 +118,10 @@ func ProfileConfig(profile, variant string, vocab int) (Config, error) {
 const CPUSteps = 400
 
 // CPUStepsNote justifies CPUSteps; it is copied into train.json.
-const CPUStepsNote = "cpu profile: 400 steps x 16 x 128 tokens; measured ~0.75-0.85 s/step per variant on 2 cores " +
-	"(BenchmarkTrainStep), so 7 variants take ~35-40 min; the pilot reached the paper's ordering at 400 steps"
+const CPUStepsNote = "cpu profile: 400 steps x 16 windows x 128 tokens (819K tokens). BenchmarkStepRatio " +
+	"(2 cores, 2026-11-30): fastest steps 0.79-0.98 s for the 7 variants (6.0-6.5 GFLOP each), so ~5.5-6.5 min " +
+	"per variant with evaluation and ~40 min for all 7 on an idle machine; the pilot showed the paper's ordering " +
+	"after 400 steps of this model. On a machine shared with other jobs, steps were 1.6-2.1 s (median)."
 
 // Validate checks a config before any work is done.
 func (c Config) Validate() error {
