@@ -198,7 +198,7 @@ func (b *headBufs) attendBlock(s *attnShape, w *attnScratch, h, qb int, out []fl
 // running max m, sum l and rescale factors f of each row.
 func onlineSoftmax(w *attnScratch, nq int) {
 	if haveAsm && blockK == 64 {
-		softmaxRowsAsm(w.sc, nq, w.m, w.l, w.f)
+		softmaxRowsAsm(w.sc, nq, w.m, w.l, w.f, w.rs)
 		return
 	}
 	for r := 0; r < nq; r++ {

@@ -162,16 +162,16 @@ func kern(rows, nv int) {
 }
 
 // expPoly emits p = exp(r) for |r| <= ln2/2 given r in Zr, the constants
-// p0..p5 in Zp0..Zp0+5 and 1 in Zone; p ends in Zp, r*r uses Zt.
-func expPoly(zr, zp0, zone, zp, zt int) {
+// p0..p5 in Zp0..Zp0+5 and 1 in Zone; p ends in Zp. Cephes' expf
+// polynomial 1 + r + r^2 (p5 + r (p4 + ...)), evaluated as one Horner chain
+// of 7 FMAs (v4 used 5 FMAs, 2 multiplies and 2 adds).
+func expPoly(zr, zp0, zone, zp int) {
 	w("\tVMOVAPS Z%d, Z%d", zp0, zp)
 	for i := 1; i <= 5; i++ {
 		w("\tVFMADD213PS Z%d, Z%d, Z%d", zp0+i, zr, zp)
 	}
-	w("\tVMULPS Z%d, Z%d, Z%d", zr, zr, zt)
-	w("\tVMULPS Z%d, Z%d, Z%d", zt, zp, zp)
-	w("\tVADDPS Z%d, Z%d, Z%d", zr, zp, zp)
-	w("\tVADDPS Z%d, Z%d, Z%d         // p*r*r + r + 1", zone, zp, zp)
+	w("\tVFMADD213PS Z%d, Z%d, Z%d", zone, zr, zp)
+	w("\tVFMADD213PS Z%d, Z%d, Z%d         // ((..)r + 1)r + 1", zone, zr, zp)
 }
 
 // expShift: x[j] = exp(x[j]-m), 0 below lo (masked -Inf scores), returns
@@ -196,16 +196,13 @@ func expShift() {
 	w("exp_loop:")
 	w("\tVMOVUPS (SI), Z13")
 	w("\tVSUBPS Z0, Z13, Z13          // v = x - m")
-	w("\tVCMPPS $1, Z1, Z13, K1       // K1 = v < lo (dead lanes; NaN compares false)")
-	w("\tVMAXPS Z1, Z13, Z13          // clamp")
+	w("\tVMAXPS Z1, Z13, Z13          // clamp at lo: 2^n underflows to exact 0")
 	w("\tVMULPS Z2, Z13, Z14")
 	w("\tVRNDSCALEPS $0, Z14, Z14     // n = round(v*log2e)")
 	w("\tVFMADD231PS Z3, Z14, Z13     // r = v - n*c1")
 	w("\tVFMADD231PS Z4, Z14, Z13     // r -= n*c2")
-	expPoly(13, 5, 11, 16, 17)
+	expPoly(13, 5, 11, 16)
 	w("\tVSCALEFPS Z14, Z16, Z16      // * 2^n")
-	w("\tKNOTW K1, K2")
-	w("\tVMOVAPS.Z Z16, K2, Z16       // zero the dead lanes")
 	w("\tVMOVUPS Z16, (SI)")
 	w("\tVADDPS Z16, Z12, Z12")
 	w("\tADDQ $64, SI")
@@ -282,7 +279,7 @@ func gelu() {
 	w("\tVRNDSCALEPS $0, Z19, Z19      // n")
 	w("\tVFMADD231PS Z5, Z19, Z18      // r = 2z - n*c1")
 	w("\tVFMADD231PS Z6, Z19, Z18      // r -= n*c2")
-	expPoly(18, 7, 13, 20, 21)
+	expPoly(18, 7, 13, 20)
 	w("\tVSCALEFPS Z19, Z20, Z20       // exp(2z)")
 	w("\tVADDPS Z13, Z20, Z20          // exp(2z) + 1")
 	w("\tVDIVPS Z20, Z16, Z21          // u / (exp(2z) + 1)")
@@ -326,36 +323,33 @@ func ramp() {
 	w("\tRET")
 }
 
-// expBody emits Zdst = exp(Zsrc) (Zsrc already shifted by the row max),
-// exactly 0 where Zsrc < lo, with the constants of softmaxRows in Z1..Z11.
-// Zsrc is clobbered; Zn, Zt are temporaries.
-func expBody(src, dst, zn, zt int) {
-	w("\tVCMPPS $1, Z1, Z%d, K1", src)
+// expBody emits Zdst = exp(Zsrc) (Zsrc already shifted by the row max;
+// exactly 0 below about -104, including -Inf), with the constants of
+// softmaxRows in Z1..Z11. Zsrc is clobbered; Zn is a temporary.
+func expBody(src, dst, zn int) {
 	w("\tVMAXPS Z1, Z%d, Z%d", src, src)
 	w("\tVMULPS Z2, Z%d, Z%d", src, zn)
 	w("\tVRNDSCALEPS $0, Z%d, Z%d", zn, zn)
 	w("\tVFMADD231PS Z3, Z%d, Z%d", zn, src)
 	w("\tVFMADD231PS Z4, Z%d, Z%d", zn, src)
-	expPoly(src, 5, 11, dst, zt)
+	expPoly(src, 5, 11, dst)
 	w("\tVSCALEFPS Z%d, Z%d, Z%d", zn, dst, dst)
-	w("\tKNOTW K1, K2")
-	w("\tVMOVAPS.Z Z%d, K2, Z%d", dst, dst)
 }
 
 // softmaxRows is the online-softmax step for nq rows of 64 scores (row
 // stride 64): per row r, mNew = max(m[r], max_j s[r][j]),
-// f[r] = exp(m[r] - mNew), s[r][j] = exp(s[r][j] - mNew),
-// l[r] = l[r] f[r] + sum_j s[r][j], m[r] = mNew. One call per block
-// instead of two calls and a Go loop per row.
+// s[r][j] = exp(s[r][j] - mNew), rs[r] = sum_j s[r][j], d[r] = m[r] - mNew,
+// m[r] = mNew. The caller exponentiates d 16 rows at a time. One call per
+// block instead of two calls and a Go loop per row.
 func softmaxRows() {
 	w("")
-	w("// func softmaxRowsAVX512(s *float32, nq int, m *float32, l *float32, f *float32, consts *[12]float32)")
+	w("// func softmaxRowsAVX512(s *float32, nq int, m *float32, rs *float32, d *float32, consts *[12]float32)")
 	w("TEXT ·softmaxRowsAVX512(SB), NOSPLIT, $0-48")
 	w("\tMOVQ s+0(FP), SI")
 	w("\tMOVQ nq+8(FP), CX")
 	w("\tMOVQ m+16(FP), R8")
-	w("\tMOVQ l+24(FP), R9")
-	w("\tMOVQ f+32(FP), R10")
+	w("\tMOVQ rs+24(FP), R9")
+	w("\tMOVQ d+32(FP), R10")
 	w("\tMOVQ consts+40(FP), BX")
 	for i := 0; i < 11; i++ {
 		w("\tVBROADCASTSS %d(BX), Z%d", 4*i, i+1)
@@ -386,17 +380,14 @@ func softmaxRows() {
 	w("\tVMOVSS (R8), X14            // m_old")
 	w("\tVMAXSS X14, X12, X12        // m_new = max(row max, m_old)")
 	w("\tVMOVSS X12, (R8)")
+	w("\tVSUBSS X12, X14, X14        // m_old - m_new (-Inf on the first block)")
+	w("\tVMOVSS X14, (R10)")
 	w("\tVBROADCASTSS X12, Z0")
-	w("\tVBROADCASTSS X14, Z22")
-	w("\tVSUBPS Z0, Z22, Z22         // m_old - m_new (-Inf on the first block)")
 	for v := 0; v < 4; v++ {
 		w("\tVSUBPS Z0, Z%d, Z%d", 16+v, 16+v)
 	}
-	expBody(22, 23, 24, 25) // lane 0 = f
-	w("\tVMOVAPS Z23, Z14")
-	w("\tVMOVSS X14, (R10)")
 	for v := 0; v < 4; v++ {
-		expBody(16+v, 26+v, 24, 25)
+		expBody(16+v, 26+v, 22+v)
 		if v == 0 {
 			w("\tVMOVUPS Z%d, (SI)", 26+v)
 		} else {
@@ -412,10 +403,7 @@ func softmaxRows() {
 	w("\tVADDPS X13, X12, X12")
 	w("\tVHADDPS X12, X12, X12")
 	w("\tVHADDPS X12, X12, X12       // row sum")
-	w("\tVMOVSS (R9), X13")
-	w("\tVMULSS X14, X13, X13")
-	w("\tVADDSS X12, X13, X13        // l = l*f + sum")
-	w("\tVMOVSS X13, (R9)")
+	w("\tVMOVSS X12, (R9)")
 	w("\tADDQ $256, SI")
 	w("\tADDQ $4, R8")
 	w("\tADDQ $4, R9")

@@ -39,7 +39,7 @@ func geluAVX512(x *float32, n int, consts *[16]float32)
 func rampAVX512(x *float32, n int, base float32, slope float32, iota *[16]float32)
 
 //go:noescape
-func softmaxRowsAVX512(s *float32, nq int, m *float32, l *float32, f *float32, consts *[12]float32)
+func softmaxRowsAVX512(s *float32, nq int, m *float32, rs *float32, d *float32, consts *[12]float32)
 
 //go:noescape
 func maxAVX512(x *float32, n int) float32
@@ -67,7 +67,11 @@ func asmAvailable() bool {
 	return ebx7&(1<<16) != 0 // AVX512F
 }
 
-var expConsts = [12]float32{expLo, expLog2e, -expC1, -expC2, expP0, expP1, expP2, expP3, expP4, expP5, 1, 0}
+// expConsts: the assembly exps clamp at -120 instead of masking lanes
+// below expLo: 2^-173 underflows to an exact 0 (so do -Inf scores), and
+// arguments in (-104, -87) give values under 1.7e-38, invisible beside a
+// softmax sum >= 1.
+var expConsts = [12]float32{-120, expLog2e, -expC1, -expC2, expP0, expP1, expP2, expP3, expP4, expP5, 1, 0}
 
 func expShiftAsm(x []float32, m float32) float32 {
 	if len(x) == 0 {
@@ -96,10 +100,15 @@ func addRampAsm(x []float32, base, slope float32) {
 	}
 }
 
-// softmaxRowsAsm is the online-softmax step for nq rows of 64 scores.
-func softmaxRowsAsm(s []float32, nq int, m, l, f []float32) {
-	_, _, _, _ = s[nq*64-1], m[nq-1], l[nq-1], f[nq-1]
-	softmaxRowsAVX512(&s[0], nq, &m[0], &l[0], &f[0], &expConsts)
+// softmaxRowsAsm is the online-softmax step for nq rows of 64 scores:
+// scores become exp(s - m_new); m, l and the rescale factors f update.
+func softmaxRowsAsm(s []float32, nq int, m, l, f, rs []float32) {
+	_, _, _, _, _ = s[nq*64-1], m[nq-1], l[nq-1], f[len(f)-1], rs[nq-1]
+	softmaxRowsAVX512(&s[0], nq, &m[0], &rs[0], &f[0], &expConsts)
+	expShiftAsm(f[:(nq+15)&^15], 0) // the factors 16 rows at a time
+	for r := 0; r < nq; r++ {
+		l[r] = l[r]*f[r] + rs[r]
+	}
 }
 
 func maxOfAsm(x []float32) float32 {
