@@ -52,6 +52,10 @@ type history struct {
 	TrainLoss []float64   `json:"train_loss"` // per step
 	GradNorm  []float64   `json:"grad_norm"`  // per step, before clipping
 	Eval      []EvalPoint `json:"eval"`
+	// Wall seconds of each step, and of the first step of each process
+	// (graph compilation included); for train.json only, never for weights.
+	StepTime    []float64 `json:"step_time"`
+	CompileTime []float64 `json:"compile_time"`
 }
 
 // EvalPoint is one held-out loss measurement.

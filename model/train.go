@@ -49,10 +49,10 @@ type TrainReport struct {
 	Eval      []EvalPoint `json:"eval"`       // held-out loss every EvalEvery steps
 	FinalLoss float64     `json:"final_train_loss"`
 
-	// Speed of the steps run by this process (a resumed run measures only its own).
-	ResumedFrom    int     `json:"resumed_from"`
-	CompileSeconds float64 `json:"compile_seconds"` // first step, including graph compilation
-	StepSeconds    float64 `json:"step_seconds"`    // median of the later steps
+	// Speed, over all processes that contributed steps (kept across resumes).
+	ResumedFrom    int     `json:"resumed_from"`    // step the last process started at
+	CompileSeconds float64 `json:"compile_seconds"` // median first step of a process, including graph compilation
+	StepSeconds    float64 `json:"step_seconds"`    // median of the other steps
 	TokensPerSec   float64 `json:"tokens_per_second"`
 	FlopsPerStep   float64 `json:"flops_per_step"` // matmul FLOPs, forward + backward
 	GFlopsPerSec   float64 `json:"gflops_per_second"`
@@ -120,8 +120,6 @@ func Train(ctx context.Context, cfg Config, data Data, workDir, outDir string, p
 		}
 	}
 
-	var times []float64
-	var compile float64
 	tokensPerStep := float64(cfg.Batch * cfg.Context)
 	for s := start; s < cfg.Steps; s++ {
 		if err := ctx.Err(); err != nil {
@@ -138,9 +136,9 @@ func Train(ctx context.Context, cfg Config, data Data, workDir, outDir string, p
 		}
 		dt := time.Since(t0).Seconds()
 		if s == start {
-			compile = dt
+			hist.CompileTime = append(hist.CompileTime, dt)
 		} else {
-			times = append(times, dt)
+			hist.StepTime = append(hist.StepTime, dt)
 		}
 		if !finite(loss) || !finite(gnorm) {
 			return fmt.Errorf("model: training %s/%s diverged at step %d: loss %v, gradient norm %v; nothing written to %s (lower lr %g or clip %g)",
@@ -166,7 +164,7 @@ func Train(ctx context.Context, cfg Config, data Data, workDir, outDir string, p
 				return err
 			}
 		}
-		med := median(times)
+		med := median(hist.StepTime)
 		if med == 0 {
 			med = dt
 		}
@@ -174,7 +172,7 @@ func Train(ctx context.Context, cfg Config, data Data, workDir, outDir string, p
 		progress(int64(done), int64(cfg.Steps), fmt.Sprintf("%s step %d/%d loss %.4f%s, %.0f tokens/s, ETA %s",
 			cfg.Variant, done, cfg.Steps, loss, note, tokensPerStep/dt, eta))
 	}
-	return tr.export(outDir, start, compile, times, hist)
+	return tr.export(outDir, start, hist)
 }
 
 func finite(x float32) bool { return !math.IsNaN(float64(x)) && !math.IsInf(float64(x), 0) }
@@ -200,7 +198,7 @@ func (tr *trainer) saveCheckpoint(dir string, step int, hist history) error {
 	return writeCheckpoint(checkpointPath(dir, tr.c), &checkpoint{header: h, params: params, m: m, v: v})
 }
 
-func (tr *trainer) export(outDir string, start int, compile float64, times []float64, hist history) error {
+func (tr *trainer) export(outDir string, start int, hist history) error {
 	c := tr.c
 	params, _, _, err := tr.state()
 	if err != nil {
@@ -211,8 +209,8 @@ func (tr *trainer) export(outDir string, start int, compile float64, times []flo
 		return err
 	}
 	rep := TrainReport{Config: c, Arch: set.Arch, VariantDoc: tr.n.v.Doc, TrainLoss: hist.TrainLoss,
-		GradNorm: hist.GradNorm, Eval: hist.Eval, ResumedFrom: start, CompileSeconds: compile,
-		StepSeconds: median(times), FlopsPerStep: FlopsPerStep(c), PeakRSSBytes: peakRSS(), Backend: c.Backend}
+		GradNorm: hist.GradNorm, Eval: hist.Eval, ResumedFrom: start, CompileSeconds: median(hist.CompileTime),
+		StepSeconds: median(hist.StepTime), FlopsPerStep: FlopsPerStep(c), PeakRSSBytes: peakRSS(), Backend: c.Backend}
 	if rep.Eval == nil {
 		rep.Eval = []EvalPoint{}
 	}
