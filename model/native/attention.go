@@ -112,7 +112,6 @@ type attnScratch struct {
 	f     []float32 // per-row rescale factors
 	rs    []float32 // per-row sums of one block
 	pre   []float32 // a copy of one score row (diagnostics)
-	cum   []float64 // prefix sums of one probability row (diagnostics)
 	stats *headDiag
 }
 
@@ -120,7 +119,7 @@ func newAttnScratch(d int) *attnScratch {
 	return &attnScratch{
 		sc: make([]float32, blockQ*blockK), o: make([]float32, blockQ*d),
 		m: make([]float32, blockQ), l: make([]float32, blockQ), f: make([]float32, blockQ), rs: make([]float32, blockQ),
-		pre: make([]float32, blockK), cum: make([]float64, blockK+1),
+		pre: make([]float32, blockK),
 	}
 }
 

@@ -53,19 +53,22 @@ func (b *headBufs) diagnose(s *attnShape, w *attnScratch, h, i0, nq int) {
 			}
 			row := w.sc[r*blockK : (r+1)*blockK]
 			copy(w.pre, row)
-			expShift(row, w.m[r])
 			inv := 1 / float64(w.l[r])
-			w.cum[0] = 0
-			var e float64
-			for j := 0; j < nj; j++ {
-				p := float64(row[j]) * inv
-				w.cum[j+1] = w.cum[j] + p
-				e += p * float64(w.pre[j]-w.m[r])
-			}
-			ent[r] += e
+			blockMass := float64(expShift(row, w.m[r])) * inv
+			ent[r] += entropyTerms(row[:nj], w.pre[:nj], w.m[r]) * inv
 			for k, D := range st.dists {
-				// far sources: j0+j < i-D, a prefix of the block
-				far[r*nd+k] += w.cum[max(0, min(nj, i-D-j0))]
+				// far sources: j0+j < i-D, a prefix of the block; only
+				// the block holding the boundary needs a partial sum
+				switch cut := i - D - j0; {
+				case cut >= nj:
+					far[r*nd+k] += blockMass
+				case cut > 0:
+					var m float32
+					for _, p := range row[:cut] {
+						m += p
+					}
+					far[r*nd+k] += float64(m) * inv
+				}
 			}
 		}
 	}
@@ -75,6 +78,24 @@ func (b *headBufs) diagnose(s *attnShape, w *attnScratch, h, i0, nq int) {
 			st.far[k][i0+r] = float32(far[r*nd+k])
 		}
 	}
+}
+
+// entropyTerms is sum_j e_j (s_j - m) over one block row, with
+// e_j = exp(s_j - m): four float32 accumulators (64 terms at most, each
+// rounding adds ~eps relative to the sum of magnitudes).
+func entropyTerms(e, s []float32, m float32) float64 {
+	var a0, a1, a2, a3 float32
+	j := 0
+	for ; j+4 <= len(e); j += 4 {
+		a0 += e[j] * (s[j] - m)
+		a1 += e[j+1] * (s[j+1] - m)
+		a2 += e[j+2] * (s[j+2] - m)
+		a3 += e[j+3] * (s[j+3] - m)
+	}
+	for ; j < len(e); j++ {
+		a0 += e[j] * (s[j] - m)
+	}
+	return float64(a0 + a1 + a2 + a3)
 }
 
 // QuantileProbs are the probabilities at which Dist.Quantiles is reported.

@@ -58,18 +58,25 @@ func BenchmarkLogProbs(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	for _, L := range []int{4096, 16384} {
-		b.Run(fmt.Sprintf("L=%d", L), func(b *testing.B) {
-			toks := make([]int32, L)
+	for _, c := range []struct {
+		L    int
+		diag bool
+	}{{4096, false}, {4096, true}, {16384, false}} {
+		b.Run(fmt.Sprintf("L=%d/diag=%v", c.L, c.diag), func(b *testing.B) {
+			toks := make([]int32, c.L)
 			for i := range toks {
 				toks[i] = int32(i * 31 % 256)
 			}
+			var opts Options
+			if c.diag {
+				opts.FarDistances = []int{128, 32}
+			}
 			for b.Loop() {
-				if _, err := m.LogProbs(context.Background(), toks, toks, Options{}); err != nil {
+				if _, err := m.LogProbs(context.Background(), toks, toks, opts); err != nil {
 					b.Fatal(err)
 				}
 			}
-			b.ReportMetric(float64(L)*float64(b.N)/b.Elapsed().Seconds(), "tokens/s")
+			b.ReportMetric(float64(c.L)*float64(b.N)/b.Elapsed().Seconds(), "tokens/s")
 		})
 	}
 }
