@@ -31,9 +31,14 @@ import (
 //	   whole attention at L=4096 ~70-90 GFLOP per CPU-second on 2 threads.
 //	v5 the per-row max/exp/sum/rescale bookkeeping of a block in one
 //	   assembly call (softmaxRows) instead of two calls and a Go loop per
-//	   row: whole attention at L=4096 ~110 GFLOP per CPU-second (~1.3x v4).
-//	   The exp is still ~17% of the time: L^2/2 exps per head against only
-//	   4d = 128 flops each at d=32. Key blocks of 128 measured no faster.
+//	   row: whole attention at L=4096 ~110 GFLOP per CPU-second (~1.3x v4),
+//	   220 GFLOP/s wall on both cores when the machine was otherwise idle.
+//	v6 exp as one 7-FMA Horner chain with a clamp instead of lane masks,
+//	   rescale factors exponentiated 16 rows at a time: up to 237 GFLOP/s
+//	   wall (68% of the 346 GFLOP/s sgemm peak), ~120-130 per CPU-second.
+//	   The softmax step is still ~28% of the time: L^2/2 exps per head
+//	   against only 4d = 128 flops each at d=32. Key blocks of 128 measured
+//	   no faster.
 
 const (
 	blockQ = 48 // query rows per work item: a multiple of the 6-row kernels
