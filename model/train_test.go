@@ -72,6 +72,17 @@ func TestTrainDeterministicAndResume(t *testing.T) {
 	}
 	want, _ := os.ReadFile(filepath.Join(straight, WeightsFile))
 
+	// Same inputs, sequential executor: identical bytes (the kernels'
+	// reduction order does not depend on the parallelism).
+	seq := c
+	seq.Backend = "go:ops_sequential,parallelism=0,dotgeneral_large"
+	if err := trainOnce(t, seq, data, filepath.Join(dir, "wseq"), filepath.Join(dir, "seq")); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := os.ReadFile(filepath.Join(dir, "seq", WeightsFile)); !bytes.Equal(got, want) {
+		t.Fatal("sequential and parallel executors trained different weights")
+	}
+
 	// Stop after step 5 (checkpoint at 4), rerun: resumes at 4.
 	ctx, cancel := context.WithCancel(context.Background())
 	work := filepath.Join(dir, "wb")
@@ -238,5 +249,49 @@ func TestSmokeProfileAllVariants(t *testing.T) {
 			t.Errorf("%s: loss %.3f -> held-out %.3f: did not learn", v, first, last)
 		}
 		t.Logf("%s: loss %.3f -> held-out %.3f, %.3f s/step", v, first, last, r.StepSeconds)
+	}
+}
+
+// TestExecutorsAgreeAtCPUProfile runs two steps of the cpu profile with the
+// parallel and the sequential simplego executor and compares the weights
+// bit for bit: large enough that DotGeneral splits work across workers.
+// Full mode only.
+func TestExecutorsAgreeAtCPUProfile(t *testing.T) {
+	if testing.Short() {
+		t.Skip("full mode only")
+	}
+	var states [][][]float32
+	for _, be := range []string{"go", "go:ops_sequential,parallelism=0,dotgeneral_large"} {
+		c, _ := ProfileConfig("cpu", "random-qkv", 257)
+		c.Backend = be
+		tr, err := newTrainer(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		zeros := make([][]float32, len(tr.specs))
+		for i, s := range tr.specs {
+			zeros[i] = make([]float32, size(s.Shape))
+		}
+		tr.setState(initParams(c, tr.specs), zeros, zeros)
+		data := newSynthData(257)
+		for s := 0; s < 2; s++ {
+			tok, tgt, _ := data.TrainBatch(c.Seed, s, c.Batch, c.Context)
+			if _, _, err := tr.runStep(s, tok, tgt); err != nil {
+				t.Fatal(err)
+			}
+		}
+		p, _, _, err := tr.state()
+		tr.close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		states = append(states, p)
+	}
+	for i := range states[0] {
+		for j := range states[0][i] {
+			if math.Float32bits(states[0][i][j]) != math.Float32bits(states[1][i][j]) {
+				t.Fatalf("tensor %d element %d: parallel %g, sequential %g", i, j, states[0][i][j], states[1][i][j])
+			}
+		}
 	}
 }
