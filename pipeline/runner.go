@@ -215,7 +215,7 @@ func (r *Runner) execute(ctx context.Context, s *Stage, key Key, done map[string
 		return nil, wall, fmt.Errorf("stage %s failed: %w", s.Name, err)
 	}
 	info := RunInfo{Stage: s.Name, Key: key.ID.String(), Started: start.UTC().Format(time.RFC3339), WallSec: wall.Seconds(),
-		CPU: cpuModel(), Cores: runtime.NumCPU(), Go: runtime.Version()}
+		CPU: CPUModel(), Cores: runtime.NumCPU(), Go: runtime.Version()}
 	b, _ := json.MarshalIndent(info, "", "  ")
 	if err := os.WriteFile(filepath.Join(out, RunInfoFile), append(b, '\n'), 0o644); err != nil {
 		return nil, wall, fmt.Errorf("stage %s: %w", s.Name, err)
@@ -292,8 +292,8 @@ func (r *Runner) saveLog(plan *Plan, recs []Record) {
 	os.WriteFile(filepath.Join(dir, name), []byte(b.String()), 0o644)
 }
 
-// cpuModel reads the CPU model name for run records.
-func cpuModel() string {
+// CPUModel reads the CPU model name for run records.
+func CPUModel() string {
 	data, err := os.ReadFile("/proc/cpuinfo")
 	if err != nil {
 		return runtime.GOARCH
