@@ -27,7 +27,8 @@ var (
 )
 
 // NewBackend returns the backend named by Config.Backend, created once per
-// process and name: "go" (simplego with DefaultGoBackendOptions), "go:<opts>"
+// process and name: "go" (simplego with DefaultGoBackendOptions; under the
+// race detector with sequential op scheduling), "go:<opts>"
 // (simplego with exactly those options), or "xla[:config]" (needs XLABackend).
 func NewBackend(name string) (b backends.Backend, err error) {
 	installMatmulVJP()
@@ -44,6 +45,14 @@ func NewBackend(name string) (b backends.Backend, err error) {
 	case simplego.BackendName:
 		if opts == "" {
 			opts = DefaultGoBackendOptions
+			if raceBuild {
+				// simplego v0.26.0's parallel op scheduler reads its use
+				// counters without the lock (exec.go:430) and reuses buffers
+				// in place; the race detector flags it. It is benign on amd64
+				// (TestExecutorsAgreeAtCPUProfile: bit-identical to the
+				// sequential executor), but -race runs must stay clean.
+				opts = "ops_sequential," + opts
+			}
 		}
 		withoutStdout(func() { b, err = simplego.New(opts) })
 		if err != nil {

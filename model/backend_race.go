@@ -1,0 +1,6 @@
+//go:build race
+
+package model
+
+// raceBuild: see NewBackend.
+const raceBuild = true
