@@ -54,7 +54,10 @@ func NewBackend(name string) (b backends.Backend, err error) {
 				opts = "ops_sequential," + opts
 			}
 		}
-		withoutStdout(func() { b, err = simplego.New(opts) })
+		err = catch("creating simplego backend", func() (err error) {
+			withoutStdout(func() { b, err = simplego.New(opts) })
+			return err
+		})
 		if err != nil {
 			return nil, fmt.Errorf("model: backend %q: %w", name, err)
 		}

@@ -61,9 +61,13 @@ func SpectralGaps(sigmas []float64) []float64 {
 
 // AngleNote documents the table's distribution for weights.Arch.AngleNote.
 func AngleNote(c Config) string {
-	return fmt.Sprintf("angles[x,h,p] ~ N(0, sigma_p^2), sigma_p geometric %g..%g over %d pairs, PCG seed %d; "+
+	note := fmt.Sprintf("angles[x,h,p] ~ N(0, sigma_p^2), sigma_p geometric %g..%g over %d pairs, PCG seed %d; "+
 		"spectral gap 1-exp(-sigma^2/2) %.4f..%.4f", c.SigmaMax, c.SigmaMin, c.DModel/c.Heads/2, c.Seed,
 		SpectralGaps([]float64{c.SigmaMax})[0], SpectralGaps([]float64{c.SigmaMin})[0])
+	if v, _ := LookupVariant(c.Variant); v.Learned {
+		note = "trained; initialised as " + note
+	}
+	return note
 }
 
 // randomAngleTable draws angles[V,H,P] (flattened). Values are rounded to
