@@ -65,8 +65,13 @@ func TestCheckpointDamageIsAMiss(t *testing.T) {
 	data := newSynthData(23)
 	c := tinyConfig(t, "rope", 2)
 	dir := t.TempDir()
+	stale := filepath.Join(dir, ".checkpoint-rope.rbck.tmp-123") // left by a killed write
+	os.WriteFile(stale, []byte("half a checkpoint"), 0o644)
 	if err := trainOnce(t, c, data, dir, filepath.Join(dir, "out")); err != nil {
 		t.Fatal(err)
+	}
+	if _, err := os.Stat(stale); err == nil {
+		t.Error("stale temp file of a killed write was not removed")
 	}
 	specs := paramSpecs(c)
 	if ck, note := readCheckpoint(dir, c, specs); ck == nil || ck.header.Step != 2 {

@@ -85,6 +85,17 @@ func Train(ctx context.Context, cfg Config, data Data, workDir, outDir string, p
 			return fmt.Errorf("model: training %s: %w", cfg.Variant, err)
 		}
 	}
+	// Temp files of writes a kill interrupted (never valid, see atomicWrite).
+	for _, pat := range []string{
+		filepath.Join(workDir, "."+filepath.Base(checkpointPath(workDir, cfg))+".tmp-*"),
+		filepath.Join(outDir, "."+WeightsFile+".tmp-*"),
+		filepath.Join(outDir, "."+ReportFile+".tmp-*"),
+	} {
+		stale, _ := filepath.Glob(pat)
+		for _, f := range stale {
+			os.Remove(f)
+		}
+	}
 	tr, err := newTrainer(cfg)
 	if err != nil {
 		return err
