@@ -4,7 +4,8 @@
 //
 // It exists to turn a token source into one trained weights file per
 // position-encoding variant, reproducibly: identical inputs (config, data,
-// seed) give bit-identical weights, also across a kill and resume. The
+// seed) give bit-identical weights.rbw and train.json, also across kills
+// and resumes (speed.json is the one volatile output). The
 // architecture is specified in weights/ARCHITECTURE.md; the native evaluator
 // (model/native) implements the same page, and Forward here is the gomlx
 // side of the cross-check. Long-context evaluation is not done here.
@@ -14,7 +15,8 @@
 //	cfg, err := model.ProfileConfig("cpu", "random-qk", 257) // smoke, cpu, paper
 //	err = model.Train(ctx, cfg, data, workDir, outDir, progress)
 //	// outDir/weights.rbw  (weights.Set, Arch filled; "angles" for accumulated variants)
-//	// outDir/train.json   (TrainReport: config, loss curve, held-out losses, speed, memory)
+//	// outDir/train.json   (TrainReport: config, arch, loss curve, held-out losses; deterministic)
+//	// outDir/speed.json   (SpeedReport: step time, tokens/s, GFLOP/s, peak RSS; volatile)
 //	logits, err := model.Forward(set, tokens)              // gomlx forward of exported weights
 //	names := model.Variants()                              // registry order
 //

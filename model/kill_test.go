@@ -79,13 +79,15 @@ func TestKillDrill(t *testing.T) {
 	if err := trainOnce(t, c, newSynthData(23), filepath.Join(dir, "work"), filepath.Join(dir, "out")); err != nil {
 		t.Fatal(err)
 	}
-	want, _ := os.ReadFile(filepath.Join(ref, WeightsFile))
-	got, _ := os.ReadFile(filepath.Join(dir, "out", WeightsFile))
-	if len(want) == 0 || !bytes.Equal(got, want) {
-		t.Fatalf("weights after %d kills differ from the uninterrupted run", kills)
+	for _, f := range []string{WeightsFile, ReportFile} {
+		want, _ := os.ReadFile(filepath.Join(ref, f))
+		got, _ := os.ReadFile(filepath.Join(dir, "out", f))
+		if len(want) == 0 || !bytes.Equal(got, want) {
+			t.Fatalf("%s after %d kills differs from the uninterrupted run's", f, kills)
+		}
 	}
-	var r TrainReport
-	readJSON(t, filepath.Join(dir, "out", ReportFile), &r)
+	var r SpeedReport
+	readJSON(t, filepath.Join(dir, "out", SpeedFile), &r)
 	if r.ResumedFrom == 0 {
 		t.Fatal("the final run started from scratch: killed runs left no usable checkpoint")
 	}

@@ -28,10 +28,14 @@ type Data interface {
 	EvalWindows(seed uint64, L, n int) ([][]int32, error)
 }
 
-// Output file names in outDir.
+// Output file names in outDir. weights.rbw and train.json are pure
+// functions of (config, data): identical bytes for identical inputs, also
+// across kills and resumes. speed.json holds the measurements of this
+// machine and run (volatile).
 const (
 	WeightsFile = "weights.rbw"
 	ReportFile  = "train.json"
+	SpeedFile   = "speed.json"
 )
 
 // TrainReport is train.json.
@@ -44,20 +48,25 @@ type TrainReport struct {
 	SpectralGaps []float64    `json:"spectral_gaps,omitempty"` // 1 - exp(-sigma^2/2) per pair
 	StepsNote    string       `json:"steps_note,omitempty"`
 
-	TrainLoss []float64   `json:"train_loss"` // every step
-	GradNorm  []float64   `json:"grad_norm"`  // every step, before clipping
-	Eval      []EvalPoint `json:"eval"`       // held-out loss every EvalEvery steps
-	FinalLoss float64     `json:"final_train_loss"`
+	TrainLoss    []float64   `json:"train_loss"` // every step
+	GradNorm     []float64   `json:"grad_norm"`  // every step, before clipping
+	Eval         []EvalPoint `json:"eval"`       // held-out loss every EvalEvery steps and at the end
+	FinalLoss    float64     `json:"final_train_loss"`
+	FlopsPerStep float64     `json:"flops_per_step"` // matmul FLOPs, forward + backward (FlopsPerStep)
+}
 
-	// Speed, over all processes that contributed steps (kept across resumes).
-	ResumedFrom    int     `json:"resumed_from"`    // step the last process started at
-	CompileSeconds float64 `json:"compile_seconds"` // median first step of a process, including graph compilation
-	StepSeconds    float64 `json:"step_seconds"`    // median of the other steps
-	TokensPerSec   float64 `json:"tokens_per_second"`
-	FlopsPerStep   float64 `json:"flops_per_step"` // matmul FLOPs, forward + backward
-	GFlopsPerSec   float64 `json:"gflops_per_second"`
-	PeakRSSBytes   int64   `json:"peak_rss_bytes"` // process high-water mark (VmHWM), if readable
-	Backend        string  `json:"backend"`
+// SpeedReport is speed.json: how fast this machine trained, over all
+// processes that contributed steps (step times survive resumes).
+type SpeedReport struct {
+	Variant        string    `json:"variant"`
+	Backend        string    `json:"backend"`
+	ResumedFrom    int       `json:"resumed_from"`    // step the last process started at
+	CompileSeconds float64   `json:"compile_seconds"` // median first step of a process, including graph compilation
+	StepSeconds    float64   `json:"step_seconds"`    // median of the other steps (wall)
+	TokensPerSec   float64   `json:"tokens_per_second"`
+	GFlopsPerSec   float64   `json:"gflops_per_second"` // FlopsPerStep / StepSeconds
+	PeakRSSBytes   int64     `json:"peak_rss_bytes"`    // process high-water mark (VmHWM), if readable
+	StepTimes      []float64 `json:"step_times"`        // wall seconds of every timed step
 }
 
 // Train trains cfg.Variant on data and writes outDir/weights.rbw and
@@ -90,6 +99,7 @@ func Train(ctx context.Context, cfg Config, data Data, workDir, outDir string, p
 		filepath.Join(workDir, "."+filepath.Base(checkpointPath(workDir, cfg))+".tmp-*"),
 		filepath.Join(outDir, "."+WeightsFile+".tmp-*"),
 		filepath.Join(outDir, "."+ReportFile+".tmp-*"),
+		filepath.Join(outDir, "."+SpeedFile+".tmp-*"),
 	} {
 		stale, _ := filepath.Glob(pat)
 		for _, f := range stale {
@@ -220,8 +230,7 @@ func (tr *trainer) export(outDir string, start int, hist history) error {
 		return err
 	}
 	rep := TrainReport{Config: c, Arch: set.Arch, VariantDoc: tr.n.v.Doc, TrainLoss: hist.TrainLoss,
-		GradNorm: hist.GradNorm, Eval: hist.Eval, ResumedFrom: start, CompileSeconds: median(hist.CompileTime),
-		StepSeconds: median(hist.StepTime), FlopsPerStep: FlopsPerStep(c), PeakRSSBytes: peakRSS(), Backend: c.Backend}
+		GradNorm: hist.GradNorm, Eval: hist.Eval, FlopsPerStep: FlopsPerStep(c)}
 	if rep.Eval == nil {
 		rep.Eval = []EvalPoint{}
 	}
@@ -231,16 +240,22 @@ func (tr *trainer) export(outDir string, start int, hist history) error {
 	if n := len(hist.TrainLoss); n > 0 {
 		rep.FinalLoss = hist.TrainLoss[n-1]
 	}
-	if rep.StepSeconds > 0 {
-		rep.TokensPerSec = float64(c.Batch*c.Context) / rep.StepSeconds
-		rep.GFlopsPerSec = rep.FlopsPerStep / rep.StepSeconds / 1e9
-	}
 	if tr.n.v.Rotation == RotationAccumulated {
 		rep.AngleSigmas = AngleSigmas(tr.n.P, c.SigmaMax, c.SigmaMin)
 		rep.SpectralGaps = SpectralGaps(rep.AngleSigmas)
 	}
 	if c.Profile == "cpu" {
 		rep.StepsNote = CPUStepsNote
+	}
+	sp := SpeedReport{Variant: c.Variant, Backend: c.Backend, ResumedFrom: start,
+		CompileSeconds: median(hist.CompileTime), StepSeconds: median(hist.StepTime),
+		PeakRSSBytes: peakRSS(), StepTimes: hist.StepTime}
+	if sp.StepTimes == nil {
+		sp.StepTimes = []float64{}
+	}
+	if sp.StepSeconds > 0 {
+		sp.TokensPerSec = float64(c.Batch*c.Context) / sp.StepSeconds
+		sp.GFlopsPerSec = rep.FlopsPerStep / sp.StepSeconds / 1e9
 	}
 	var wb bytes.Buffer
 	if err := set.Write(&wb); err != nil {
@@ -250,7 +265,14 @@ func (tr *trainer) export(outDir string, start int, hist history) error {
 	if err != nil {
 		return fmt.Errorf("model: encoding %s: %w", ReportFile, err)
 	}
-	// Weights last: a reader that finds weights.rbw also finds train.json.
+	sj, err := json.MarshalIndent(sp, "", "  ")
+	if err != nil {
+		return fmt.Errorf("model: encoding %s: %w", SpeedFile, err)
+	}
+	// Weights last: a reader that finds weights.rbw also finds the reports.
+	if err := atomicWrite(filepath.Join(outDir, SpeedFile), append(sj, '\n')); err != nil {
+		return err
+	}
 	if err := atomicWrite(filepath.Join(outDir, ReportFile), append(rj, '\n')); err != nil {
 		return err
 	}

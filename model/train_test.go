@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -55,8 +54,10 @@ func TestTrainSmoke(t *testing.T) {
 			if wantAngles := set.Arch.Rotation == RotationAccumulated; (err == nil) != wantAngles {
 				t.Errorf("angles present = %v, want %v", err == nil, wantAngles)
 			}
-			if _, err := os.Stat(filepath.Join(out, ReportFile)); err != nil {
-				t.Fatal(err)
+			for _, f := range []string{ReportFile, SpeedFile} {
+				if _, err := os.Stat(filepath.Join(out, f)); err != nil {
+					t.Fatal(err)
+				}
 			}
 		})
 	}
@@ -194,19 +195,15 @@ func TestResumeDrill(t *testing.T) {
 			if err := trainOnce(t, c, data, work, out); err != nil {
 				t.Fatal(err)
 			}
-			for _, f := range []string{WeightsFile} {
+			for _, f := range []string{WeightsFile, ReportFile} {
 				a, _ := os.ReadFile(filepath.Join(ref, f))
 				b, _ := os.ReadFile(filepath.Join(out, f))
 				if len(a) == 0 || !bytes.Equal(a, b) {
 					t.Fatalf("%s differs after four interruptions", f)
 				}
 			}
-			var ra, rb TrainReport
-			readJSON(t, filepath.Join(ref, ReportFile), &ra)
-			readJSON(t, filepath.Join(out, ReportFile), &rb)
-			if fmt.Sprint(ra.TrainLoss, ra.Eval) != fmt.Sprint(rb.TrainLoss, rb.Eval) {
-				t.Fatalf("loss curves differ:\n%v %v\n%v %v", ra.TrainLoss, ra.Eval, rb.TrainLoss, rb.Eval)
-			}
+			var rb SpeedReport
+			readJSON(t, filepath.Join(out, SpeedFile), &rb)
 			if rb.ResumedFrom != 12 {
 				t.Errorf("last resume from step %d, want 12", rb.ResumedFrom)
 			}
@@ -248,7 +245,9 @@ func TestSmokeProfileAllVariants(t *testing.T) {
 		if !(last < first-1) {
 			t.Errorf("%s: loss %.3f -> held-out %.3f: did not learn", v, first, last)
 		}
-		t.Logf("%s: loss %.3f -> held-out %.3f, %.3f s/step", v, first, last, r.StepSeconds)
+		var sp SpeedReport
+		readJSON(t, filepath.Join(dir, "o", SpeedFile), &sp)
+		t.Logf("%s: loss %.3f -> held-out %.3f, %.3f s/step", v, first, last, sp.StepSeconds)
 	}
 }
 
