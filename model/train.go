@@ -9,6 +9,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -56,17 +57,18 @@ type TrainReport struct {
 }
 
 // SpeedReport is speed.json: how fast this machine trained, over all
-// processes that contributed steps (step times survive resumes).
+// processes that contributed steps (step times survive resumes). Numbers
+// only, so readers may decode it as map[string]float64; variant and backend
+// are in train.json's config.
 type SpeedReport struct {
-	Variant        string    `json:"variant"`
-	Backend        string    `json:"backend"`
-	ResumedFrom    int       `json:"resumed_from"`    // step the last process started at
-	CompileSeconds float64   `json:"compile_seconds"` // median first step of a process, including graph compilation
-	StepSeconds    float64   `json:"step_seconds"`    // median of the other steps (wall)
-	TokensPerSec   float64   `json:"tokens_per_second"`
-	GFlopsPerSec   float64   `json:"gflops_per_second"` // FlopsPerStep / StepSeconds
-	PeakRSSBytes   int64     `json:"peak_rss_bytes"`    // process high-water mark (VmHWM), if readable
-	StepTimes      []float64 `json:"step_times"`        // wall seconds of every timed step
+	ResumedFrom    int     `json:"resumed_from"`      // step the last process started at
+	CompileSeconds float64 `json:"compile_seconds"`   // median first step of a process, including graph compilation
+	StepSeconds    float64 `json:"step_seconds"`      // median of the other steps (wall)
+	MinStepSeconds float64 `json:"min_step_seconds"`  // fastest step: the least-disturbed figure on a shared machine
+	TimedSteps     int     `json:"timed_steps"`       // steps behind the medians
+	TokensPerSec   float64 `json:"tokens_per_second"` // Batch*Context / StepSeconds
+	GFlopsPerSec   float64 `json:"gflops_per_second"` // FlopsPerStep / StepSeconds
+	PeakRSSBytes   int64   `json:"peak_rss_bytes"`    // process high-water mark (VmHWM), if readable
 }
 
 // Train trains cfg.Variant on data and writes outDir/weights.rbw and
@@ -247,11 +249,10 @@ func (tr *trainer) export(outDir string, start int, hist history) error {
 	if c.Profile == "cpu" {
 		rep.StepsNote = CPUStepsNote
 	}
-	sp := SpeedReport{Variant: c.Variant, Backend: c.Backend, ResumedFrom: start,
-		CompileSeconds: median(hist.CompileTime), StepSeconds: median(hist.StepTime),
-		PeakRSSBytes: peakRSS(), StepTimes: hist.StepTime}
-	if sp.StepTimes == nil {
-		sp.StepTimes = []float64{}
+	sp := SpeedReport{ResumedFrom: start, CompileSeconds: median(hist.CompileTime), StepSeconds: median(hist.StepTime),
+		PeakRSSBytes: peakRSS(), TimedSteps: len(hist.StepTime)}
+	if len(hist.StepTime) > 0 {
+		sp.MinStepSeconds = slices.Min(hist.StepTime)
 	}
 	if sp.StepSeconds > 0 {
 		sp.TokensPerSec = float64(c.Batch*c.Context) / sp.StepSeconds
