@@ -1,0 +1,71 @@
+# routebench: `make reproduce` does all set-up (Go modules, the pinned corpus)
+# and regenerates RESULTS.md; `make test` runs the test suite.
+SHELL := /bin/bash
+.SHELLFLAGS := -eo pipefail -c
+GO ?= go
+# CPU builds use gomlx's pure-Go backend; the XLA (cgo) backend is opt-in.
+TAGS ?= noxla
+export GOFLAGS := -tags=$(TAGS)
+BIN := bin/routebench
+PROFILE ?= cpu
+BENCH_DIR := .routebench/bench
+GO_SOURCES := $(shell find . -name '*.go' -not -path './.cache/*' -not -path './.routebench/*') go.mod go.sum
+
+.PHONY: all setup modules corpus build reproduce smoke gate baseline test test-short bench bench-compare clean clean-store
+
+all: build
+
+setup: modules corpus
+
+modules:
+	@$(GO) version | grep -qE 'go1\.(2[6-9]|[3-9][0-9])' || { echo "routebench needs Go >= 1.26 (found: $$($(GO) version))"; exit 1; }
+	$(GO) mod download
+
+corpus:
+	bash scripts/fetch-corpus.sh
+
+$(BIN): $(GO_SOURCES)
+	$(GO) build -o $(BIN) ./cmd/routebench
+
+build: modules $(BIN)
+
+reproduce: setup $(BIN)
+	./$(BIN) reproduce --profile $(PROFILE)
+
+smoke: setup $(BIN)
+	./$(BIN) reproduce --profile smoke --out .routebench/smoke
+
+# The CI regression gate: the smoke results against ci/baseline-smoke.json.
+gate: smoke
+	./$(BIN) gate --profile smoke
+
+# Updating the baseline is explicit, never automatic: review the diff, commit it.
+baseline: smoke
+	./$(BIN) baseline --profile smoke
+
+test: setup
+	$(GO) vet ./...
+	$(GO) test -timeout 60m ./...
+
+test-short: setup
+	$(GO) test -short -timeout 20m ./...
+
+# Benchmarks: benchfmt output with commit and machine lines, kept per commit
+# so two commits can be compared with `make bench-compare OLD=.. NEW=..`.
+bench: setup
+	@mkdir -p $(BENCH_DIR)
+	@commit=$$(git rev-parse --short HEAD 2>/dev/null || echo unknown); \
+	out=$(BENCH_DIR)/$$commit.txt; \
+	{ echo "commit: $$commit"; $(GO) test -run '^$$' -bench . -count $${COUNT:-10} -benchtime $${BENCHTIME:-1x} ./bench/ ./model/native/ ./stages/tokenize/; } | tee $$out; \
+	echo "benchmarks written to $$out"
+
+bench-compare: $(BIN)
+	@test -n "$(OLD)" -a -n "$(NEW)" || { echo "usage: make bench-compare OLD=<commit> NEW=<commit> (files in $(BENCH_DIR))"; exit 2; }
+	./$(BIN) bench compare $(BENCH_DIR)/$(OLD).txt $(BENCH_DIR)/$(NEW).txt
+
+clean:
+	rm -rf bin
+
+# The store holds every trained model; removing it means retraining.
+clean-store:
+	rm -rf .routebench

@@ -1,0 +1,61 @@
+package ci
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"routebench/stages/evaluate"
+)
+
+func result(ratios ...float64) *evaluate.Result {
+	r := &evaluate.Result{}
+	for i, x := range ratios {
+		L := 32 << i
+		r.Lengths = append(r.Lengths, evaluate.LengthResult{L: L, Multiplier: 1 << i,
+			PPL: evaluate.Interval{Value: 5 * x}, Ratio: evaluate.Interval{Value: x}})
+	}
+	return r
+}
+
+func TestGatePassesOnIdenticalAndFailsOnChange(t *testing.T) {
+	base := Collect("smoke", map[string]*evaluate.Result{"rope": result(1, 1.3, 1.9), "alibi": result(1, 0.99, 0.98)},
+		map[string]string{"far_mass": "PASS"})
+	path := filepath.Join(t.TempDir(), "baseline.json")
+	if err := base.Save(path); err != nil {
+		t.Fatal(err)
+	}
+	loaded, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	same := Collect("smoke", map[string]*evaluate.Result{"rope": result(1, 1.3, 1.9), "alibi": result(1, 0.99, 0.98)},
+		map[string]string{"far_mass": "PASS"})
+	if d := Compare(loaded, same); len(d) != 0 {
+		t.Fatalf("identical results fail the gate: %v", d)
+	}
+	// Within tolerance: passes.
+	near := Collect("smoke", map[string]*evaluate.Result{"rope": result(1, 1.3*(1+RelTolerance/2), 1.9), "alibi": result(1, 0.99, 0.98)},
+		map[string]string{"far_mass": "PASS"})
+	if d := Compare(loaded, near); len(d) != 0 {
+		t.Fatalf("a change within tolerance fails the gate: %v", d)
+	}
+	// A deliberate change to one variant (ALiBi no longer flat) and a theory verdict flip.
+	changed := Collect("smoke", map[string]*evaluate.Result{"rope": result(1, 1.3, 1.9), "alibi": result(1, 1.2, 1.5)},
+		map[string]string{"far_mass": "FAIL"})
+	d := Compare(loaded, changed)
+	joined := strings.Join(d, "\n")
+	for _, want := range []string{"ratio alibi L=64: baseline 0.99, current 1.2 (+21.212%", "ratio alibi L=128", "theory far_mass: baseline PASS, current FAIL"} {
+		if !strings.Contains(joined, want) {
+			t.Errorf("diff lacks %q:\n%s", want, joined)
+		}
+	}
+	if strings.Contains(joined, "rope") {
+		t.Errorf("unchanged variant reported:\n%s", joined)
+	}
+	// A missing variant is a difference too.
+	missing := Collect("smoke", map[string]*evaluate.Result{"rope": result(1, 1.3, 1.9)}, map[string]string{"far_mass": "PASS"})
+	if d := Compare(loaded, missing); len(d) == 0 || !strings.Contains(strings.Join(d, "\n"), "alibi L=32: missing") {
+		t.Fatalf("missing variant not reported: %v", d)
+	}
+}

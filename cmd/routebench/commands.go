@@ -1,0 +1,194 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"routebench/artifacts"
+	"routebench/bench/compare"
+	"routebench/pipeline"
+	"routebench/stages"
+)
+
+func cmdReproduce(ctx context.Context, args []string) error {
+	c, err := parseCommon("reproduce", args)
+	if err != nil {
+		return err
+	}
+	if c.fs.NArg() > 0 {
+		return fmt.Errorf("reproduce takes no arguments (got %v): %w", c.fs.Args(), errUsage)
+	}
+	r, plan, err := c.setup()
+	if err != nil {
+		return err
+	}
+	start := time.Now()
+	res, err := r.Run(ctx, plan)
+	if err != nil {
+		return err
+	}
+	ran := 0
+	for _, rec := range res.Records {
+		if rec.Result != "hit" {
+			ran++
+		}
+	}
+	fmt.Fprintf(os.Stderr, "profile %s: %d stages, %d ran, %d cached, %s\n", plan.Profile, len(res.Records), ran, len(res.Records)-ran, time.Since(start).Round(time.Millisecond))
+	return exportResults(res.Artifacts, c.outDir())
+}
+
+func cmdRun(ctx context.Context, args []string) error {
+	c, err := parseCommon("run", args)
+	if err != nil {
+		return err
+	}
+	if c.fs.NArg() == 0 {
+		return fmt.Errorf("run needs a stage name: %w", errUsage)
+	}
+	r, plan, err := c.setup()
+	if err != nil {
+		return err
+	}
+	sub, err := plan.Closure(c.fs.Args()...)
+	if err != nil {
+		return err
+	}
+	_, err = r.Run(ctx, sub)
+	return err
+}
+
+func cmdStatus(args []string) error {
+	c, err := parseCommon("status", args)
+	if err != nil {
+		return err
+	}
+	r, plan, err := c.setup()
+	if err != nil {
+		return err
+	}
+	lines, _, err := r.Status(plan)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("profile %s, store %s\n", plan.Profile, r.Store.Root())
+	for _, l := range lines {
+		key := "(pending)   "
+		if l.Key != "" {
+			key = l.Key[:12]
+		}
+		state := "cached"
+		if !l.Cached {
+			state = "would run: " + l.Reason
+		}
+		fmt.Printf("  %-28s %s  %s\n", l.Stage, key, state)
+	}
+	return nil
+}
+
+func cmdVerify(ctx context.Context, args []string) error {
+	c, err := parseCommon("verify", args)
+	if err != nil {
+		return err
+	}
+	r, plan, err := c.setup()
+	if err != nil {
+		return err
+	}
+	if c.fs.NArg() > 0 {
+		if plan, err = plan.Closure(c.fs.Args()...); err != nil {
+			return err
+		}
+	}
+	r.Verify = true
+	if _, err := r.Run(ctx, plan); err != nil {
+		return err
+	}
+	fmt.Fprintf(os.Stderr, "verify: every stage of %s recomputed to the same output\n", plan.Profile)
+	return nil
+}
+
+func cmdGC(args []string) error {
+	c, err := parseCommon("gc", args)
+	if err != nil {
+		return err
+	}
+	r, _, err := c.setup()
+	if err != nil {
+		return err
+	}
+	var plans []*pipeline.Plan
+	for _, name := range stages.ProfileNames() {
+		prof, err := stages.LoadProfile(name, "")
+		if err != nil {
+			return err
+		}
+		p, err := stages.Build(prof)
+		if err != nil {
+			return err
+		}
+		plans = append(plans, p)
+	}
+	live, err := r.LiveKeys(plans...)
+	if err != nil {
+		return err
+	}
+	st, err := r.Store.GC(func(a artifacts.ActionID) bool { return live[a] })
+	if err != nil {
+		return err
+	}
+	fmt.Printf("gc: kept %d live entries; removed %d entries, %d blobs (%d bytes), %d work dirs\n", len(live), st.Entries, st.Blobs, st.Bytes, st.WorkDirs)
+	return nil
+}
+
+func cmdResults(args []string) error {
+	c, err := parseCommon("results", args)
+	if err != nil {
+		return err
+	}
+	r, plan, err := c.setup()
+	if err != nil {
+		return err
+	}
+	_, cached, err := r.Status(plan)
+	if err != nil {
+		return err
+	}
+	return exportResults(cached, c.outDir())
+}
+
+// exportResults copies the report stage's files (RESULTS.md, plots, CSV)
+// out of the store. The report stage wrote them; this only copies bytes.
+func exportResults(arts map[string]*artifacts.Artifact, dir string) error {
+	rep, ok := arts[stages.ReportStage]
+	if !ok {
+		return fmt.Errorf("no cached %s artifact for this profile: run `routebench reproduce` first", stages.ReportStage)
+	}
+	for _, name := range rep.Names() {
+		if name == pipeline.RunInfoFile {
+			continue
+		}
+		data, err := rep.ReadFile(name)
+		if err != nil {
+			return err
+		}
+		dst := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			return err
+		}
+		if err := os.WriteFile(dst, data, 0o644); err != nil {
+			return fmt.Errorf("exporting %s: %w", dst, err)
+		}
+	}
+	fmt.Fprintf(os.Stderr, "results: %s\n", filepath.Join(dir, "RESULTS.md"))
+	return nil
+}
+
+func cmdBench(args []string) error {
+	if len(args) != 3 || args[0] != "compare" {
+		return fmt.Errorf("bench: want `bench compare OLD NEW` (two benchmark files, e.g. from `make bench`): %w", errUsage)
+	}
+	return compare.Files(os.Stdout, args[1], args[2])
+}

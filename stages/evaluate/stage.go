@@ -1,0 +1,140 @@
+// Package evaluate is the pipeline stage that measures long-context
+// perplexity of one trained variant with the native evaluator
+// (model/native), from the training length T up to 128 T, and the
+// far-mass diagnostic that explains where a model fails.
+//
+// Protocol (recorded in every result): for each length L = T x m, the same
+// seeded windows of L+1 held-out tokens for every model; loss averaged over
+// all L positions of a window; PPL = exp(mean window loss); 95% percentile
+// bootstrap intervals over windows for PPL and for PPL(L)/PPL(T); the loss by
+// position bucket [0,T), [T,2T), [2T,4T), ...; and, on the first FarWindows
+// windows, the attention mass beyond distance D (D = T and T/4) and the
+// attention entropy, averaged over layers, heads and queries.
+package evaluate
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"routebench/model/weights"
+	"routebench/pipeline"
+	"routebench/stages/train"
+)
+
+// Kind is the stage kind; names are "evaluate/<variant>".
+const Kind = "evaluate"
+
+// Output files.
+const (
+	ResultFile = "eval.json"
+	SpeedFile  = "eval-speed.json" // volatile: tokens/s
+)
+
+// WeightsInput names the trained-weights input.
+const WeightsInput = "weights"
+
+// Config is everything that determines an evaluation.
+type Config struct {
+	Variant      string `json:"variant"`
+	Profile      string `json:"profile"`
+	Context      int    `json:"context"` // training length T
+	Multipliers  []int  `json:"multipliers"`
+	Windows      int    `json:"windows"`
+	Seed         uint64 `json:"seed"`
+	FarDistances []int  `json:"far_distances"`
+	FarWindows   int    `json:"far_windows"` // windows per length that also get the diagnostic
+	Bootstrap    int    `json:"bootstrap"`
+	Confidence   float64
+}
+
+// NewConfig is the protocol for a variant trained at context T.
+func NewConfig(variant, profile string, T int, multipliers []int, windows int, seed uint64) Config {
+	return Config{Variant: variant, Profile: profile, Context: T, Multipliers: multipliers, Windows: windows,
+		Seed: seed, FarDistances: []int{T / 4, T}, FarWindows: min(4, windows),
+		Bootstrap: BootstrapResamples, Confidence: Confidence}
+}
+
+// Validate rejects lengths the protocol does not allow.
+func (c Config) Validate() error {
+	if c.Context <= 0 || c.Windows <= 0 || len(c.Multipliers) == 0 {
+		return fmt.Errorf("evaluate/%s: context %d, windows %d and multipliers %v must be positive", c.Variant, c.Context, c.Windows, c.Multipliers)
+	}
+	for _, m := range c.Multipliers {
+		if m <= 0 || m&(m-1) != 0 {
+			return fmt.Errorf("evaluate/%s: length %d x T is not allowed: multipliers must be powers of two (1, 2, 4, ..., 128)", c.Variant, m)
+		}
+	}
+	if c.Multipliers[0] != 1 {
+		return fmt.Errorf("evaluate/%s: multipliers %v must start at 1 (ratios are relative to PPL at T)", c.Variant, c.Multipliers)
+	}
+	return nil
+}
+
+// Stage returns the evaluation stage of one variant.
+func Stage(cfg Config, shards, trained *pipeline.Stage) *pipeline.Stage {
+	return &pipeline.Stage{
+		Name:     Kind + "/" + cfg.Variant,
+		Kind:     Kind,
+		Config:   cfg,
+		Inputs:   []pipeline.Input{{Name: train.ShardsInput, Stage: shards}, {Name: WeightsInput, Stage: trained}},
+		Code:     []string{"routebench/stages/evaluate"},
+		Volatile: []string{SpeedFile},
+		Run:      func(rc *pipeline.RunContext) error { return run(rc, cfg) },
+	}
+}
+
+func loadWeights(rc *pipeline.RunContext, cfg Config) (*weights.Set, error) {
+	art, err := rc.Input(WeightsInput)
+	if err != nil {
+		return nil, err
+	}
+	p, err := art.Path("weights.rbw")
+	if err != nil {
+		return nil, err
+	}
+	set, err := weights.ReadFile(p)
+	if err != nil {
+		return nil, err
+	}
+	if set.Arch.Variant != cfg.Variant || set.Arch.Profile != cfg.Profile || set.Arch.Context != cfg.Context {
+		return nil, fmt.Errorf("evaluate/%s: the weights input is %s/%s at context %d, not %s/%s at context %d as claimed",
+			cfg.Variant, set.Arch.Variant, set.Arch.Profile, set.Arch.Context, cfg.Variant, cfg.Profile, cfg.Context)
+	}
+	return set, nil
+}
+
+func run(rc *pipeline.RunContext, cfg Config) error {
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	set, err := loadWeights(rc, cfg)
+	if err != nil {
+		return err
+	}
+	ds, err := train.OpenShards(rc)
+	if err != nil {
+		return err
+	}
+	defer ds.Close()
+	start := time.Now()
+	res, tokens, err := evaluate(rc, cfg, set, ds)
+	if err != nil {
+		return err
+	}
+	if err := writeJSON(filepath.Join(rc.OutDir, ResultFile), res); err != nil {
+		return err
+	}
+	sec := time.Since(start).Seconds()
+	return writeJSON(filepath.Join(rc.OutDir, SpeedFile), map[string]float64{"seconds": sec, "tokens": float64(tokens), "tokens_per_second": float64(tokens) / sec})
+}
+
+func writeJSON(path string, v any) error {
+	b, err := json.MarshalIndent(v, "", " ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, append(b, '\n'), 0o644)
+}

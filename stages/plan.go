@@ -1,0 +1,126 @@
+package stages
+
+import (
+	"fmt"
+	"os/exec"
+	"strings"
+
+	"routebench/model"
+	"routebench/pipeline"
+	"routebench/stages/bench"
+	"routebench/stages/evaluate"
+	"routebench/stages/report"
+	"routebench/stages/theory"
+	"routebench/stages/tokenize"
+	"routebench/stages/train"
+)
+
+// ReportStage is the name of the stage whose artifact holds RESULTS.md.
+const ReportStage = report.Kind
+
+// vocabOf is the vocabulary size of a tokenizer (ids + end-of-document).
+func vocabOf(tok string) int {
+	if tok == "gpt2" {
+		return 50257
+	}
+	return 257
+}
+
+// Build assembles the plan of a profile:
+//
+//	tokenize -> train/<v> -> evaluate/<v> -> report
+//	theory, bench ------------------------->
+func Build(p Profile) (*pipeline.Plan, error) {
+	if err := p.validate(); err != nil {
+		return nil, err
+	}
+	variants := p.Variants
+	if len(variants) == 0 {
+		variants = model.Variants()
+	}
+	vocab := vocabOf(p.Tokenizer)
+	// All variants share the architecture of the profile; T comes from it.
+	first, err := model.ProfileConfig(p.Name, variants[0], vocab)
+	if err != nil {
+		return nil, fmt.Errorf("profile %s: %w", p.Name, err)
+	}
+	T := first.Context
+	longest := T * p.LengthMultipliers[len(p.LengthMultipliers)-1]
+
+	tok, err := tokenizeStage(p, longest)
+	if err != nil {
+		return nil, err
+	}
+	all := []*pipeline.Stage{tok}
+	in := report.Inputs{Train: map[string]*pipeline.Stage{}, Evaluate: map[string]*pipeline.Stage{}}
+	for _, v := range variants {
+		cfg, err := model.ProfileConfig(p.Name, v, vocab)
+		if err != nil {
+			return nil, fmt.Errorf("profile %s: %w", p.Name, err)
+		}
+		if p.Steps > 0 {
+			cfg.Steps = p.Steps
+			cfg.Warmup = min(cfg.Warmup, cfg.Steps)
+		}
+		if err := cfg.Validate(); err != nil {
+			return nil, fmt.Errorf("profile %s: %w", p.Name, err)
+		}
+		tr := train.Stage(cfg, tok)
+		ev := evaluate.Stage(evaluate.NewConfig(v, p.Name, cfg.Context, p.LengthMultipliers, p.Windows, p.EvalSeed), tok, tr)
+		in.Train[v], in.Evaluate[v] = tr, ev
+		all = append(all, tr, ev)
+	}
+	th, err := theory.Stage(p.Theory)
+	if err != nil {
+		return nil, fmt.Errorf("profile %s: %w", p.Name, err)
+	}
+	in.Theory = th
+	in.Bench = bench.Stage(bench.DefaultConfig(p.BenchCount))
+	all = append(all, th, in.Bench)
+	all = append(all, report.Stage(report.Config{Profile: p.Name, Variants: variants, Commit: commit()}, in))
+	return pipeline.NewPlan(p.Name, all)
+}
+
+// commit labels RESULTS.md with the checkout's revision; it is part of the
+// report's config, so the (cheap) report reruns when the revision changes.
+func commit() string {
+	out, err := exec.Command("git", "describe", "--always", "--dirty", "--abbrev=12").Output()
+	if err != nil {
+		return "unknown"
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// tokenizeConfig is the hashed config of the tokenize stage: the
+// output-relevant settings and the fingerprint of the corpus files, so a
+// changed corpus re-keys it. Workers and the cache path do not count.
+type tokenizeConfig struct {
+	Tokenizer     string   `json:"tokenizer"`
+	Corpus        []string `json:"corpus"`
+	HeldOut       []string `json:"held_out"`
+	ValFraction   float64  `json:"val_fraction"`
+	Seed          uint64   `json:"seed"`
+	MinEvalTokens int      `json:"min_eval_tokens"`
+	ShardTokens   int      `json:"shard_tokens"`
+	Inputs        string   `json:"inputs"` // tokenize.CacheKey: format version + file fingerprint
+}
+
+func tokenizeStage(p Profile, longest int) (*pipeline.Stage, error) {
+	cfg := tokenize.DefaultConfig(p.Tokenizer, longest)
+	if len(p.Corpus) > 0 {
+		cfg.Corpus = p.Corpus
+		cfg.HeldOut = nil
+	}
+	key, err := tokenize.CacheKey(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("profile %s: %w", p.Name, err)
+	}
+	hashed := tokenizeConfig{cfg.Tokenizer, cfg.Corpus, cfg.HeldOut, cfg.ValFraction, cfg.Seed, cfg.MinEvalTokens, cfg.ShardTokens, key}
+	return &pipeline.Stage{
+		Name: "tokenize", Kind: "tokenize", Config: hashed,
+		Code: []string{"routebench/stages/tokenize"},
+		Run: func(rc *pipeline.RunContext) error {
+			return tokenize.Run(rc.Context, cfg, rc.OutDir, rc.Progress)
+		},
+	}, nil
+}

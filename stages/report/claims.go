@@ -1,0 +1,158 @@
+package report
+
+import (
+	"fmt"
+	"math"
+
+	"routebench/stages/evaluate"
+)
+
+// The paper's figures (arXiv 2606.24975), at its lengths: training length
+// 512, so 8K = 16 T and 65K = 128 T. We compare at the same multiples of
+// our own training length.
+type paperFigure struct {
+	Variant    string
+	Multiplier int
+	Ratio      float64
+	What       string
+}
+
+var paperFigures = []paperFigure{
+	{"random-qk", 16, 1.60, "random accumulated rotation (Q/K) at 8K = 16T"},
+	{"rope", 16, 16.2, "RoPE at 8K = 16T"},
+	{"random-qkv", 128, 1.59, "random accumulated rotation, Q/K/V, at 65K = 128T"},
+	{"random-qk", 128, 7.49, "random accumulated rotation, Q/K only, at 65K = 128T"},
+	{"alibi", 128, 0.96, "ALiBi at 65K = 128T"},
+}
+
+// Claim is one of the paper's claims with our verdict and the numbers that decide it.
+type Claim struct {
+	Claim     string `json:"claim"`
+	Criterion string `json:"criterion"`
+	Verdict   string `json:"verdict"` // REPRODUCED, NOT REPRODUCED, NOT TESTED
+	Evidence  string `json:"evidence"`
+}
+
+// Thresholds of the claims, stated in RESULTS.md with every verdict.
+const (
+	flatTolerance    = 0.10 // "flat": ratio within 1 +- 10% at the longest length
+	learnedTolerance = 0.25 // "stays near 1x": ratio <= 1.25 at 16T
+	degradeMargin    = 1.0  // "degrades": ratio's lower bound above 1 at the longest length
+)
+
+// lengthAtMost is the largest evaluated length whose multiplier is <= m.
+func lengthAtMost(r *evaluate.Result, m int) (evaluate.LengthResult, bool) {
+	var best evaluate.LengthResult
+	ok := false
+	for _, l := range r.Lengths {
+		if l.Multiplier <= m {
+			best, ok = l, true
+		}
+	}
+	return best, ok
+}
+
+func longest(r *evaluate.Result) evaluate.LengthResult { return r.Lengths[len(r.Lengths)-1] }
+
+func atNote(l evaluate.LengthResult, want int) string {
+	if l.Multiplier == want {
+		return fmt.Sprintf("%dT", want)
+	}
+	return fmt.Sprintf("%dT (this profile's longest; the claim is at %dT)", l.Multiplier, want)
+}
+
+func claims(ev map[string]*evaluate.Result) []Claim {
+	var out []Claim
+	notTested := func(c Claim, missing string) Claim {
+		c.Verdict, c.Evidence = "NOT TESTED", "variant "+missing+" was not evaluated in this profile"
+		return c
+	}
+	// 1. Accumulated rotation beats RoPE at 16T.
+	c := Claim{Claim: "accumulated (random) rotation extrapolates better than RoPE at 16x the training length (paper: 1.60x vs 16.2x)",
+		Criterion: "random-qk's ratio interval lies entirely below rope's"}
+	if a, r := ev["random-qk"], ev["rope"]; a == nil || r == nil {
+		out = append(out, notTested(c, "random-qk or rope"))
+	} else {
+		la, _ := lengthAtMost(a, 16)
+		lr, _ := lengthAtMost(r, 16)
+		c.Verdict = verdict(la.Ratio.Hi < lr.Ratio.Lo)
+		c.Evidence = fmt.Sprintf("at %s: random-qk %s vs rope %s", atNote(la, 16), la.Ratio, lr.Ratio)
+		out = append(out, c)
+	}
+	// 2. Value rotation beats Q/K-only at 128T.
+	c = Claim{Claim: "rotating values too (Q/K/V) beats Q/K-only rotation at 128x (paper: 1.59x vs 7.49x)",
+		Criterion: "random-qkv's ratio interval lies entirely below random-qk's"}
+	if a, b := ev["random-qkv"], ev["random-qk"]; a == nil || b == nil {
+		out = append(out, notTested(c, "random-qkv or random-qk"))
+	} else {
+		la, lb := longest(a), longest(b)
+		c.Verdict = verdict(la.Ratio.Hi < lb.Ratio.Lo)
+		c.Evidence = fmt.Sprintf("at %s: random-qkv %s vs random-qk %s", atNote(la, 128), la.Ratio, lb.Ratio)
+		out = append(out, c)
+	}
+	// 3. ALiBi flat.
+	c = Claim{Claim: "ALiBi stays flat to 128x (paper: 0.96x)",
+		Criterion: fmt.Sprintf("ALiBi's ratio at the longest length within 1 +- %.2f", flatTolerance)}
+	if a := ev["alibi"]; a == nil {
+		out = append(out, notTested(c, "alibi"))
+	} else {
+		l := longest(a)
+		c.Verdict = verdict(math.Abs(l.Ratio.Value-1) <= flatTolerance)
+		c.Evidence = fmt.Sprintf("at %s: alibi %s", atNote(l, 128), l.Ratio)
+		out = append(out, c)
+	}
+	// 4. Learned rotation stays near 1x.
+	c = Claim{Claim: "learned token-dependent rotation keeps train-length perplexity far beyond the training length",
+		Criterion: fmt.Sprintf("learned-qk and learned-qkv ratios <= %.2f at 16T", 1+learnedTolerance)}
+	if a, b := ev["learned-qk"], ev["learned-qkv"]; a == nil || b == nil {
+		out = append(out, notTested(c, "learned-qk or learned-qkv"))
+	} else {
+		la, _ := lengthAtMost(a, 16)
+		lb, _ := lengthAtMost(b, 16)
+		c.Verdict = verdict(la.Ratio.Value <= 1+learnedTolerance && lb.Ratio.Value <= 1+learnedTolerance)
+		c.Evidence = fmt.Sprintf("at %s: learned-qk %s, learned-qkv %s", atNote(la, 16), la.Ratio, lb.Ratio)
+		out = append(out, c)
+	}
+	// 5. Rotation-only eventually degrades, and far mass grows.
+	c = Claim{Claim: "rotation-only attention eventually degrades, as its far attention mass grows with length",
+		Criterion: "random-qk's ratio interval at the longest length lies above 1, and its far mass beyond T grows from 2T to the longest length"}
+	if a := ev["random-qk"]; a == nil {
+		out = append(out, notTested(c, "random-qk"))
+	} else {
+		l := longest(a)
+		f2, ok2 := farMassAt(a, 2)
+		fl, okl := farAt(l.FarMass, a.Protocol.Context)
+		grows := ok2 && okl && fl.Heads > 0 && fl.Mean > f2
+		c.Verdict = verdict(l.Ratio.Lo > degradeMargin && grows)
+		c.Evidence = fmt.Sprintf("at %s: random-qk %s; far mass beyond T: %.3f at 2T, %.3f at %dT", atNote(l, 128), l.Ratio, f2, fl.Mean, l.Multiplier)
+		out = append(out, c)
+	}
+	return out
+}
+
+func verdict(ok bool) string {
+	if ok {
+		return "REPRODUCED"
+	}
+	return "NOT REPRODUCED"
+}
+
+// farAt finds the far-mass entry at distance D.
+func farAt(fms []evaluate.FarMass, D int) (evaluate.FarMass, bool) {
+	for _, f := range fms {
+		if f.Distance == D {
+			return f, true
+		}
+	}
+	return evaluate.FarMass{}, false
+}
+
+func farMassAt(r *evaluate.Result, mult int) (float64, bool) {
+	for _, l := range r.Lengths {
+		if l.Multiplier == mult {
+			f, ok := farAt(l.FarMass, r.Protocol.Context)
+			return f.Mean, ok
+		}
+	}
+	return 0, false
+}

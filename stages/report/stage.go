@@ -1,0 +1,160 @@
+// Package report is the pipeline stage that writes RESULTS.md, its plots
+// and the machine-readable tables, from the artifacts of the other stages
+// only. Nothing in RESULTS.md is typed by hand: every figure is read from an
+// input artifact, and the paper's figures are constants in claims.go.
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"routebench/model"
+	"routebench/pipeline"
+	"routebench/stages/evaluate"
+)
+
+// Kind and name of the stage.
+const (
+	Kind        = "report"
+	ResultsFile = "RESULTS.md"
+)
+
+// Config is what the report needs besides its inputs.
+type Config struct {
+	Profile  string   `json:"profile"`
+	Variants []string `json:"variants"`
+	// Commit is the source revision the report describes (git describe of
+	// the checkout, or "unknown"); it only labels the header.
+	Commit string `json:"commit"`
+}
+
+// Inputs are the stages the report reads.
+type Inputs struct {
+	Train, Evaluate map[string]*pipeline.Stage // by variant
+	Theory, Bench   *pipeline.Stage            // may be nil
+}
+
+func trainInput(v string) string { return "train-" + v }
+func evalInput(v string) string  { return "evaluate-" + v }
+
+const (
+	theoryInput = "theory"
+	benchInput  = "bench"
+)
+
+// Stage returns the report stage.
+func Stage(cfg Config, in Inputs) *pipeline.Stage {
+	var inputs []pipeline.Input
+	for _, v := range cfg.Variants {
+		if s := in.Train[v]; s != nil {
+			inputs = append(inputs, pipeline.Input{Name: trainInput(v), Stage: s})
+		}
+		if s := in.Evaluate[v]; s != nil {
+			inputs = append(inputs, pipeline.Input{Name: evalInput(v), Stage: s})
+		}
+	}
+	if in.Theory != nil {
+		inputs = append(inputs, pipeline.Input{Name: theoryInput, Stage: in.Theory})
+	}
+	if in.Bench != nil {
+		inputs = append(inputs, pipeline.Input{Name: benchInput, Stage: in.Bench})
+	}
+	return &pipeline.Stage{
+		Name: Kind, Kind: Kind, Config: cfg, Inputs: inputs,
+		Code: []string{"routebench/stages/report"},
+		Run:  func(rc *pipeline.RunContext) error { return run(rc, cfg) },
+	}
+}
+
+// variantData is what the report knows of one variant.
+type variantData struct {
+	name                string
+	train               *model.TrainReport
+	eval                *evaluate.Result
+	trainRun, evalRun   *pipeline.RunInfo
+	trainSpeed          map[string]float64
+	evalTokensPerSecond float64
+}
+
+func readJSONFile(rc *pipeline.RunContext, input, file string, v any) (bool, error) {
+	art, ok := rc.Inputs[input]
+	if !ok {
+		return false, nil
+	}
+	b, err := art.ReadFile(file)
+	if err != nil {
+		return false, err
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		return false, fmt.Errorf("report: %s of %s: %w", file, input, err)
+	}
+	return true, nil
+}
+
+func load(rc *pipeline.RunContext, cfg Config) ([]*variantData, error) {
+	var vs []*variantData
+	for _, name := range cfg.Variants {
+		v := &variantData{name: name, train: &model.TrainReport{}, eval: &evaluate.Result{},
+			trainRun: &pipeline.RunInfo{}, evalRun: &pipeline.RunInfo{}}
+		if ok, err := readJSONFile(rc, trainInput(name), model.ReportFile, v.train); err != nil {
+			return nil, err
+		} else if !ok {
+			v.train = nil
+		}
+		if ok, err := readJSONFile(rc, trainInput(name), pipeline.RunInfoFile, v.trainRun); err != nil || !ok {
+			v.trainRun = nil
+		}
+		readJSONFile(rc, trainInput(name), model.SpeedFile, &v.trainSpeed)
+		if ok, err := readJSONFile(rc, evalInput(name), evaluate.ResultFile, v.eval); err != nil {
+			return nil, err
+		} else if !ok {
+			v.eval = nil
+		}
+		if ok, err := readJSONFile(rc, evalInput(name), pipeline.RunInfoFile, v.evalRun); err != nil || !ok {
+			v.evalRun = nil
+		}
+		var sp map[string]float64
+		if ok, _ := readJSONFile(rc, evalInput(name), evaluate.SpeedFile, &sp); ok {
+			v.evalTokensPerSecond = sp["tokens_per_second"]
+		}
+		vs = append(vs, v)
+	}
+	return vs, nil
+}
+
+func run(rc *pipeline.RunContext, cfg Config) error {
+	vs, err := load(rc, cfg)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Join(rc.OutDir, "results"), 0o755); err != nil {
+		return err
+	}
+	rs := rows(vs)
+	for _, step := range []struct {
+		what string
+		fn   func() error
+	}{
+		{PlotRatio, func() error { return ratioPlot(vs, filepath.Join(rc.OutDir, PlotRatio)) }},
+		{PlotFar, func() error { return farPlot(vs, filepath.Join(rc.OutDir, PlotFar)) }},
+		{PlotTrain, func() error { return trainPlot(vs, filepath.Join(rc.OutDir, PlotTrain)) }},
+		{CSVFile, func() error { return writeCSV(filepath.Join(rc.OutDir, CSVFile), rs) }},
+		{ArrowFile, func() error { return writeArrow(filepath.Join(rc.OutDir, ArrowFile), rs) }},
+	} {
+		if err := step.fn(); err != nil {
+			return fmt.Errorf("report: %s: %w", step.what, err)
+		}
+	}
+	theory, err := copyTheory(rc)
+	if err != nil {
+		return err
+	}
+	bench, err := readBench(rc)
+	if err != nil {
+		return err
+	}
+	md := render(rc, cfg, vs, theory, bench)
+	return os.WriteFile(filepath.Join(rc.OutDir, ResultsFile), []byte(md), 0o644)
+}
