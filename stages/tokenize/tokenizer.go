@@ -3,6 +3,8 @@ package tokenize
 import (
 	"fmt"
 	"slices"
+	"strings"
+	"unicode/utf8"
 
 	"github.com/tiktoken-go/tokenizer"
 )
@@ -44,6 +46,11 @@ func newByteEncoder() (encoder, error) {
 	}, nil
 }
 
+// gpt2CacheEntries bounds a worker's piece cache (~100 bytes an entry).
+// English needs far fewer distinct pieces; past the bound pieces are
+// still encoded, just not remembered, so the output never depends on it.
+const gpt2CacheEntries = 1 << 18
+
 func newGPT2Encoder() (encoder, error) {
 	// R50kBase is the GPT-2 vocabulary (tiktoken "gpt2"); its Encode never
 	// matches special tokens, which is tiktoken's encode_ordinary.
@@ -51,7 +58,7 @@ func newGPT2Encoder() (encoder, error) {
 	if err != nil {
 		return nil, fmt.Errorf("tokenize: loading the GPT-2 vocabulary: %w", err)
 	}
-	return func(dst []uint32, text string) ([]uint32, error) {
+	encode := func(dst []uint32, text string) ([]uint32, error) {
 		ids, _, err := codec.Encode(text)
 		if err != nil {
 			return dst, fmt.Errorf("gpt2 encode: %w", err)
@@ -61,6 +68,34 @@ func newGPT2Encoder() (encoder, error) {
 			dst = append(dst, uint32(id))
 		}
 		return dst, nil
+	}
+	// Text is split into pieces here (gpt2Split) and each distinct piece is
+	// encoded once by the library and remembered: byte-pair merges never
+	// cross pieces, and a piece encoded alone is split by the library into
+	// itself again, so the ids are the library's for the whole text.
+	cache := map[string][]uint32{}
+	return func(dst []uint32, text string) ([]uint32, error) {
+		if !utf8.ValidString(text) {
+			return encode(dst, text) // never after normalize; keep the library's handling
+		}
+		var err error
+		gpt2Split(text, func(piece string) {
+			if err != nil {
+				return
+			}
+			if ids, ok := cache[piece]; ok {
+				dst = append(dst, ids...)
+				return
+			}
+			n := len(dst)
+			if dst, err = encode(dst, piece); err != nil {
+				return
+			}
+			if len(cache) < gpt2CacheEntries {
+				cache[strings.Clone(piece)] = slices.Clone(dst[n:])
+			}
+		})
+		return dst, err
 	}, nil
 }
 
