@@ -282,3 +282,23 @@ func TestPanicInStageIsAnError(t *testing.T) {
 		t.Fatalf("got %v", err)
 	}
 }
+
+// TestEmbeddedSaltCoversImports checks the real embedded source: training's
+// salt covers the model it imports, and not the report or the runner.
+func TestEmbeddedSaltCoversImports(t *testing.T) {
+	_, lines, err := CodeSalt([]string{"routebench/stages/train"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := strings.Join(lines, "\n")
+	for _, want := range []string{"src routebench/stages/train/stage.go", "src routebench/model/train.go", "src routebench/model/weights/weights.go", "src routebench/stages/tokenize/", "go.sum "} {
+		if !strings.Contains(all, want) {
+			t.Errorf("train salt lacks %q", want)
+		}
+	}
+	for _, not := range []string{"stages/report", "routebench/pipeline/", "routebench/artifacts/", "_test.go", "README"} {
+		if strings.Contains(all, not) {
+			t.Errorf("train salt includes %q", not)
+		}
+	}
+}

@@ -65,8 +65,12 @@ func Build(p Profile) (*pipeline.Plan, error) {
 		if err := cfg.Validate(); err != nil {
 			return nil, fmt.Errorf("profile %s: %w", p.Name, err)
 		}
+		evCfg := evaluate.NewConfig(v, p.Name, cfg.Context, p.LengthMultipliers, p.Windows, p.EvalSeed)
+		if err := evCfg.Validate(); err != nil {
+			return nil, fmt.Errorf("profile %s: %w", p.Name, err)
+		}
 		tr := train.Stage(cfg, tok)
-		ev := evaluate.Stage(evaluate.NewConfig(v, p.Name, cfg.Context, p.LengthMultipliers, p.Windows, p.EvalSeed), tok, tr)
+		ev := evaluate.Stage(evCfg, tok, tr)
 		in.Train[v], in.Evaluate[v] = tr, ev
 		all = append(all, tr, ev)
 	}
@@ -75,7 +79,7 @@ func Build(p Profile) (*pipeline.Plan, error) {
 		return nil, fmt.Errorf("profile %s: %w", p.Name, err)
 	}
 	in.Theory = th
-	in.Bench = bench.Stage(bench.DefaultConfig(p.BenchCount))
+	in.Bench = bench.Stage(bench.NewConfig(p.BenchLengths, p.BenchCount))
 	all = append(all, th, in.Bench)
 	all = append(all, report.Stage(report.Config{Profile: p.Name, Variants: variants, Commit: commit()}, in))
 	return pipeline.NewPlan(p.Name, all)

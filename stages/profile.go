@@ -27,21 +27,22 @@ type Profile struct {
 	// Theory
 	Theory string `json:"theory"` // smoke | cpu
 	// Kernel benchmarks
-	BenchCount int `json:"bench_count"` // repetitions of each kernel benchmark
+	BenchCount   int   `json:"bench_count"`   // repetitions of each kernel benchmark
+	BenchLengths []int `json:"bench_lengths"` // attention lengths benchmarked
 }
 
 var builtin = map[string]Profile{
 	"smoke": {
 		Name: "smoke", Tokenizer: "bytes",
-		LengthMultipliers: []int{1, 2, 4, 8}, Windows: 4, EvalSeed: 7, Theory: "smoke", BenchCount: 1,
+		LengthMultipliers: []int{1, 2, 4, 8}, Windows: 4, EvalSeed: 7, Theory: "smoke", BenchCount: 1, BenchLengths: []int{1024},
 	},
 	"cpu": {
 		Name: "cpu", Tokenizer: "bytes",
-		LengthMultipliers: []int{1, 2, 4, 8, 16, 32, 64, 128}, Windows: 16, EvalSeed: 7, Theory: "cpu", BenchCount: 5,
+		LengthMultipliers: []int{1, 2, 4, 8, 16, 32, 64, 128}, Windows: 16, EvalSeed: 7, Theory: "cpu", BenchCount: 5, BenchLengths: []int{1024, 4096},
 	},
 	"paper": {
 		Name: "paper", Tokenizer: "gpt2",
-		LengthMultipliers: []int{1, 2, 4, 8, 16, 32, 64, 128}, Windows: 16, EvalSeed: 7, Theory: "cpu", BenchCount: 5,
+		LengthMultipliers: []int{1, 2, 4, 8, 16, 32, 64, 128}, Windows: 16, EvalSeed: 7, Theory: "cpu", BenchCount: 5, BenchLengths: []int{1024, 4096},
 	},
 }
 
@@ -94,8 +95,8 @@ func (p Profile) validate() error {
 			return fmt.Errorf("profile %s: length_multipliers %v must be positive and increasing", p.Name, p.LengthMultipliers)
 		}
 	}
-	if p.BenchCount <= 0 {
-		return fmt.Errorf("profile %s: bench_count %d must be positive", p.Name, p.BenchCount)
+	if p.BenchCount <= 0 || len(p.BenchLengths) == 0 {
+		return fmt.Errorf("profile %s: bench_count %d and bench_lengths %v must be positive/non-empty", p.Name, p.BenchCount, p.BenchLengths)
 	}
 	if p.Steps < 0 {
 		return fmt.Errorf("profile %s: steps %d is negative", p.Name, p.Steps)

@@ -40,9 +40,10 @@ type Config struct {
 	Count   int   `json:"count"` // repetitions per benchmark (medians reported)
 }
 
-// DefaultConfig is the cpu profile's attention shape.
-func DefaultConfig(count int) Config {
-	return Config{Heads: 4, DHead: 32, Lengths: []int{1024, 4096}, Count: count}
+// NewConfig measures the cpu profile's attention shape (4 heads of 32) at
+// the given lengths.
+func NewConfig(lengths []int, count int) Config {
+	return Config{Heads: 4, DHead: 32, Lengths: lengths, Count: count}
 }
 
 type flavour struct {
