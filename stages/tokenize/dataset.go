@@ -55,13 +55,12 @@ type Document struct {
 }
 
 type openShard struct {
-	path string
-	data []byte // the mapping
-	rd   *ipc.FileReader
-	rec  arrow.RecordBatch
-	meta shardMeta
-	u16  []uint16 // views into data
-	i32  []int32
+	path  string
+	data  []byte // the mapping
+	rd    *ipc.FileReader
+	recs  []arrow.RecordBatch
+	meta  shardMeta
+	parts []tokenPart // views into data, one per record batch; start is relative to the shard
 }
 
 const arrowMagic = "ARROW1"
@@ -155,42 +154,49 @@ func openShardFile(path string) (_ *openShard, err error) {
 	if s.meta, err = parseShardMeta(s.rd.Schema().Metadata()); err != nil {
 		return s, err
 	}
-	if s.rd.NumRecords() != 1 {
-		return s, fmt.Errorf("%d record batches, want 1", s.rd.NumRecords())
+	if s.rd.NumRecords() < 1 {
+		return s, errors.New("no record batches")
 	}
-	if s.rec, err = s.rd.RecordBatchAt(0); err != nil {
-		return s, err
-	}
-	if s.rec.NumCols() != 1 || s.rec.ColumnName(0) != tokensField {
-		return s, fmt.Errorf("want one column %q, schema is %s", tokensField, s.rec.Schema())
-	}
-	col := s.rec.Column(0)
-	if col.NullN() != 0 {
-		return s, fmt.Errorf("%d null tokens", col.NullN())
-	}
-	if int64(col.Len()) != s.meta.Tokens {
-		return s, fmt.Errorf("holds %d tokens, its metadata says %d", col.Len(), s.meta.Tokens)
-	}
-	switch c := col.(type) {
-	case *array.Uint16:
-		if s.meta.TokenType == "uint16" {
-			s.u16 = c.Uint16Values()
-			return s, nil
+	var n int64
+	for i := range s.rd.NumRecords() {
+		rec, err := s.rd.RecordBatchAt(i)
+		if err != nil {
+			return s, err
 		}
-	case *array.Int32:
-		if s.meta.TokenType == "int32" {
-			s.i32 = c.Int32Values()
-			return s, nil
+		s.recs = append(s.recs, rec)
+		if rec.NumCols() != 1 || rec.ColumnName(0) != tokensField {
+			return s, fmt.Errorf("want one column %q, schema is %s", tokensField, rec.Schema())
 		}
+		col := rec.Column(0)
+		if col.NullN() != 0 {
+			return s, fmt.Errorf("%d null tokens", col.NullN())
+		}
+		part := tokenPart{start: n}
+		switch c := col.(type) {
+		case *array.Uint16:
+			part.u16 = c.Uint16Values()
+		case *array.Int32:
+			part.i32 = c.Int32Values()
+		}
+		if (part.u16 != nil) != (s.meta.TokenType == "uint16") || (part.i32 != nil) != (s.meta.TokenType == "int32") {
+			return s, fmt.Errorf("column type %s, metadata says %s", col.DataType(), s.meta.TokenType)
+		}
+		if part.len() > 0 {
+			s.parts = append(s.parts, part)
+		}
+		n += int64(col.Len())
 	}
-	return s, fmt.Errorf("column type %s, metadata says %s", col.DataType(), s.meta.TokenType)
+	if n != s.meta.Tokens {
+		return s, fmt.Errorf("holds %d tokens, its metadata says %d", n, s.meta.Tokens)
+	}
+	return s, nil
 }
 
 func (s *openShard) close() {
-	if s.rec != nil {
-		s.rec.Release()
-		s.rec = nil
+	for _, r := range s.recs {
+		r.Release()
 	}
+	s.recs = nil
 	if s.rd != nil {
 		s.rd.Close()
 		s.rd = nil
@@ -199,7 +205,7 @@ func (s *openShard) close() {
 		_ = munmap(s.data)
 		s.data = nil
 	}
-	s.u16, s.i32 = nil, nil
+	s.parts = nil
 }
 
 // assemble checks the shards against each other (and the manifest) and
@@ -249,7 +255,10 @@ func (d *Dataset) assemble() error {
 				}
 				return fmt.Errorf("tokenize: Open: split %q: the last shard given (%d, %s) is not the split's last; a shard is missing", split, i, s.path)
 			}
-			t.parts = append(t.parts, tokenPart{start: t.n, u16: s.u16, i32: s.i32})
+			for _, p := range s.parts {
+				p.start += t.n
+				t.parts = append(t.parts, p)
+			}
 			t.n += s.meta.Tokens
 			// Exact: a '{"id":' inside an id string would have escaped quotes.
 			docs += bytes.Count([]byte(s.meta.Documents), []byte(`{"id":`))

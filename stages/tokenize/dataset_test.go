@@ -60,14 +60,13 @@ func TestOpenChecksAndZeroCopy(t *testing.T) {
 		t.Errorf("train %d tokens, info %+v", tr.Len(), info.Splits[SplitTrain])
 	}
 	// Zero copy: the token slices point into the file mappings.
-	inMap := false
+	inMap := len(d.shards) > 0
 	for _, s := range d.shards {
-		if len(s.u16) > 0 {
-			lo := uintptr(unsafe.Pointer(&s.data[0]))
-			p := uintptr(unsafe.Pointer(&s.u16[0]))
-			inMap = p >= lo && p < lo+uintptr(len(s.data))
-			if !inMap {
-				break
+		lo := uintptr(unsafe.Pointer(&s.data[0]))
+		for _, part := range s.parts {
+			p := uintptr(unsafe.Pointer(&part.u16[0]))
+			if p < lo || p >= lo+uintptr(len(s.data)) {
+				inMap = false
 			}
 		}
 	}

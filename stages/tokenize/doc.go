@@ -69,9 +69,10 @@
 //
 // # Shards
 //
-// Each shard is an Arrow IPC file (uncompressed, one record batch, one column
-// "tokens" of uint16, or int32 if the vocabulary exceeds 65536) holding a
-// contiguous piece of one split's token stream, at most ShardTokens long. Its
+// Each shard is an Arrow IPC file (uncompressed; record batches of at most
+// 1,048,576 tokens with one column "tokens" of uint16, or int32 if the
+// vocabulary exceeds 65536) holding a contiguous piece of one split's token
+// stream, at most ShardTokens long. Its
 // schema metadata (keys "routebench.*", see shardKeys) says everything a reader
 // needs: format, tokenizer, vocabulary, end-of-document id, source,
 // normalisation, split and split rule, dataset id, shard index, start offset in
