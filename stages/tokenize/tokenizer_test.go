@@ -14,7 +14,7 @@ func encodeAll(t *testing.T, name, text string) []uint32 {
 	if err != nil {
 		t.Fatal(err)
 	}
-	enc, err := tok.newEncoder()
+	enc, err := tok.newEncoder(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
