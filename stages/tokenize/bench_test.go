@@ -55,7 +55,7 @@ func BenchmarkEncode(b *testing.B) {
 			for b.Loop() {
 				// A fresh encoder each time: the GPT-2 piece cache starts
 				// empty, as in a Run.
-				enc, err := tok.newEncoder(nil)
+				enc, err := tok.newEncoder()
 				if err != nil {
 					b.Fatal(err)
 				}

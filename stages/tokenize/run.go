@@ -193,12 +193,11 @@ func (st *runState) tokenizeAll(ctx context.Context) error {
 		defer close(order)
 		prodErr = st.produce(ctx, order, work)
 	}()
-	shared := newPieceCache()
 	for range nw {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			enc, encErr := st.tok.newEncoder(shared)
+			enc, encErr := st.tok.newEncoder()
 			for p := range work {
 				if encErr != nil {
 					p.err = encErr

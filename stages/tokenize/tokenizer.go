@@ -4,19 +4,18 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"sync"
 	"unicode/utf8"
 
 	"github.com/tiktoken-go/tokenizer"
 )
 
 // tokenizerSpec describes a tokenizer; newEncoder gives each worker its own
-// encoder; the workers of one Run share only a pieceCache.
+// encoder so that workers share no mutable state.
 type tokenizerSpec struct {
 	name       string
-	vocab      int                                       // number of ids, end-of-document included
-	eot        uint32                                    // end-of-document id, appended after every document
-	newEncoder func(shared *pieceCache) (encoder, error) // shared may be nil
+	vocab      int    // number of ids, end-of-document included
+	eot        uint32 // end-of-document id, appended after every document
+	newEncoder func() (encoder, error)
 	// pieceBytes is the size documents are cut into for parallel encoding;
 	// 0 means documents are never cut.
 	pieceBytes int
@@ -37,7 +36,7 @@ func newTokenizer(name string) (tokenizerSpec, error) {
 	return tokenizerSpec{}, fmt.Errorf("tokenize: unknown tokenizer %q (want %q or %q)", name, TokenizerBytes, TokenizerGPT2)
 }
 
-func newByteEncoder(*pieceCache) (encoder, error) {
+func newByteEncoder() (encoder, error) {
 	return func(dst []uint32, text string) ([]uint32, error) {
 		dst = slices.Grow(dst, len(text))
 		for i := 0; i < len(text); i++ {
@@ -52,7 +51,7 @@ func newByteEncoder(*pieceCache) (encoder, error) {
 // still encoded, just not remembered, so the output never depends on it.
 const gpt2CacheEntries = 1 << 18
 
-func newGPT2Encoder(shared *pieceCache) (encoder, error) {
+func newGPT2Encoder() (encoder, error) {
 	// R50kBase is the GPT-2 vocabulary (tiktoken "gpt2"); its Encode never
 	// matches special tokens, which is tiktoken's encode_ordinary.
 	codec, err := tokenizer.Get(tokenizer.R50kBase)
@@ -88,57 +87,16 @@ func newGPT2Encoder(shared *pieceCache) (encoder, error) {
 				dst = append(dst, ids...)
 				return
 			}
-			// A local miss asks the cache shared with the other workers
-			// before paying for the library's encoding.
-			ids, ok := shared.get(piece)
-			if !ok {
-				n := len(dst)
-				if dst, err = encode(dst, piece); err != nil {
-					return
-				}
-				ids = slices.Clone(dst[n:])
-				shared.put(strings.Clone(piece), ids)
-			} else {
-				dst = append(dst, ids...)
+			n := len(dst)
+			if dst, err = encode(dst, piece); err != nil {
+				return
 			}
 			if len(cache) < gpt2CacheEntries {
-				cache[strings.Clone(piece)] = ids
+				cache[strings.Clone(piece)] = slices.Clone(dst[n:])
 			}
 		})
 		return dst, err
 	}, nil
-}
-
-// pieceCache is the GPT-2 piece cache shared by the workers of one Run, so
-// that a piece costs the library's encoding once, not once per worker. It is
-// only consulted when a worker's own map misses (a few percent of pieces),
-// which keeps its lock off the hot path. A nil *pieceCache is empty.
-type pieceCache struct {
-	mu sync.RWMutex
-	m  map[string][]uint32
-}
-
-func newPieceCache() *pieceCache { return &pieceCache{m: map[string][]uint32{}} }
-
-func (c *pieceCache) get(piece string) ([]uint32, bool) {
-	if c == nil {
-		return nil, false
-	}
-	c.mu.RLock()
-	ids, ok := c.m[piece]
-	c.mu.RUnlock()
-	return ids, ok
-}
-
-func (c *pieceCache) put(piece string, ids []uint32) {
-	if c == nil {
-		return
-	}
-	c.mu.Lock()
-	if len(c.m) < gpt2CacheEntries {
-		c.m[piece] = ids
-	}
-	c.mu.Unlock()
 }
 
 // cutPieces cuts text into pieces of about size bytes that encode to the same

@@ -14,7 +14,7 @@ func encodeAll(t *testing.T, name, text string) []uint32 {
 	if err != nil {
 		t.Fatal(err)
 	}
-	enc, err := tok.newEncoder(nil)
+	enc, err := tok.newEncoder()
 	if err != nil {
 		t.Fatal(err)
 	}
