@@ -65,7 +65,11 @@
 //     ordinary encoding (special-token text is encoded as text), end-of-document
 //     id 50256, vocabulary 50257. Long documents are cut at boundaries where the
 //     GPT-2 pre-tokenizer is known to split anyway, so Workers goroutines share
-//     even one large book; the ids equal encoding the whole document at once.
+//     even one large book. The pre-tokenizer is hand-written (gpt2Split) and
+//     each worker remembers the ids of the pieces it has seen, calling the
+//     library only for new ones (~8x faster than the library alone); tests
+//     check the pieces against regexp2 and the ids against the library's
+//     whole-document encoding on all 18 books.
 //
 // # Shards
 //
