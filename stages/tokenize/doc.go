@@ -68,9 +68,8 @@
 //     even one large book. The pre-tokenizer is hand-written (gpt2Split) and
 //     each worker remembers the ids of the pieces it has seen, calling the
 //     library only for new ones (33.6 MB/s on one core here, against ~5.6 MB/s
-//     for the library alone); tests
-//     check the pieces against regexp2 and the ids against the library's
-//     whole-document encoding on all 18 books.
+//     for the library alone); tests check the pieces against regexp2 and the
+//     ids against the library's whole-document encoding on all 18 books.
 //
 // # Shards
 //
