@@ -60,6 +60,24 @@ func TestGPT2SplitMatchesRegexp(t *testing.T) {
 	}
 }
 
+// TestGPT2SplitRandom compares with regexp2 on seeded random strings over an
+// alphabet of every class and the characters the pattern names.
+func TestGPT2SplitRandom(t *testing.T) {
+	alphabet := []rune("aZ'srtvemld 09\t\n\r\v\f.!?-_\u00a0\u0085\u2028\u3000é\u0301日²½Ⅻ٣😀\x00\x1b\ufeff")
+	h := uint64(1)
+	for range 3000 {
+		var b strings.Builder
+		h = mix(h)
+		for k := range int(h % 24) {
+			b.WriteRune(alphabet[mix(h+uint64(k))%uint64(len(alphabet))])
+		}
+		s := b.String()
+		if got, want := splitPieces(s), regexpPieces(t, s); !slices.Equal(got, want) {
+			t.Fatalf("split %q:\n got %q\nwant %q", s, got, want)
+		}
+	}
+}
+
 // TestGPT2EncoderMatchesLibrary compares whole-text ids with the library's
 // own Encode, on the corner cases and on books (all 18 without -short).
 func TestGPT2EncoderMatchesLibrary(t *testing.T) {
