@@ -11,7 +11,7 @@ PROFILE ?= cpu
 BENCH_DIR := .routebench/bench
 GO_SOURCES := $(shell find . -name '*.go' -not -path './.cache/*' -not -path './.routebench/*') go.mod go.sum
 
-.PHONY: all setup modules corpus build reproduce smoke gate baseline test test-short bench bench-compare clean clean-store
+.PHONY: all setup modules corpus build gpu-binary reproduce smoke gate baseline test test-short bench bench-compare clean clean-store
 
 all: build
 
@@ -28,6 +28,12 @@ $(BIN): $(GO_SOURCES)
 	$(GO) build -o $(BIN) ./cmd/routebench
 
 build: modules $(BIN)
+
+# The GPU binary: gomlx's XLA backend (cgo; links only libc), to copy to a
+# GPU machine. It never downloads a plugin: name one with --backend
+# xla:/abs/path/plugin.so or PJRT_PLUGIN_LIBRARY_PATH (see README).
+gpu-binary: modules
+	GOFLAGS= CGO_ENABLED=1 $(GO) build -o bin/routebench-xla ./cmd/routebench
 
 reproduce: setup $(BIN)
 	./$(BIN) reproduce --profile $(PROFILE)

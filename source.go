@@ -5,8 +5,9 @@ package routebench
 
 import "embed"
 
-// Source holds go.mod, go.sum and the packages whose code can change a
-// stage's output. Directories listed here must exist.
+// Source holds the packages whose code can change a stage's output (the
+// third-party versions come from the binary's build info). Directories
+// listed here must exist.
 //
-//go:embed go.mod go.sum artifacts pipeline stages model
+//go:embed artifacts pipeline stages model
 var Source embed.FS

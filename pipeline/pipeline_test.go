@@ -153,7 +153,6 @@ func TestKeySensitivity(t *testing.T) {
 
 func TestCodeSaltFollowsImportsOnly(t *testing.T) {
 	src := fstest.MapFS{
-		"go.sum":             {Data: []byte("sum\n")},
 		"stages/a/a.go":      {Data: []byte("package a\nimport _ \"routebench/model\"\n")},
 		"stages/a/a_test.go": {Data: []byte("package a\n")},
 		"stages/b/b.go":      {Data: []byte("package b\n")},
@@ -161,9 +160,10 @@ func TestCodeSaltFollowsImportsOnly(t *testing.T) {
 		"model/README.md":    {Data: []byte("docs\n")},
 		"pipeline/p.go":      {Data: []byte("package pipeline\n")},
 	}
-	saltOf := func(fs fstest.MapFS) string {
+	deps := []string{"github.com/x/y@v1.0.0 h1:abc"}
+	saltWith := func(fs fstest.MapFS, deps []string) string {
 		tree := &sourceTree{}
-		if err := tree.load(fs); err != nil {
+		if err := tree.load(fs, deps); err != nil {
 			t.Fatal(err)
 		}
 		s, _, err := tree.salt([]string{"routebench/stages/a"})
@@ -172,6 +172,7 @@ func TestCodeSaltFollowsImportsOnly(t *testing.T) {
 		}
 		return s
 	}
+	saltOf := func(fs fstest.MapFS) string { return saltWith(fs, deps) }
 	clone := func(edit string, data string) fstest.MapFS {
 		c := fstest.MapFS{}
 		for k, v := range src {
@@ -184,7 +185,6 @@ func TestCodeSaltFollowsImportsOnly(t *testing.T) {
 	for file, relevant := range map[string]bool{
 		"stages/a/a.go":      true,  // the stage's own code
 		"model/m.go":         true,  // code it imports
-		"go.sum":             true,  // third-party versions
 		"stages/b/b.go":      false, // another stage
 		"stages/a/a_test.go": false, // tests
 		"model/README.md":    false, // docs
@@ -195,8 +195,11 @@ func TestCodeSaltFollowsImportsOnly(t *testing.T) {
 			t.Errorf("editing %s: salt changed=%v, want %v", file, changed, relevant)
 		}
 	}
+	if saltWith(src, []string{"github.com/x/y@v1.0.1 h1:abd"}) == s0 {
+		t.Error("a changed third-party module version did not change the salt")
+	}
 	tree := &sourceTree{}
-	tree.load(src)
+	tree.load(src, deps)
 	if _, _, err := tree.salt([]string{"routebench/nosuch"}); err == nil {
 		t.Error("unknown package gave a salt")
 	}
@@ -291,11 +294,13 @@ func TestEmbeddedSaltCoversImports(t *testing.T) {
 		t.Fatal(err)
 	}
 	all := strings.Join(lines, "\n")
-	for _, want := range []string{"src routebench/stages/train/stage.go", "src routebench/model/train.go", "src routebench/model/weights/weights.go", "src routebench/stages/tokenize/", "go.sum "} {
+	for _, want := range []string{"src routebench/stages/train/stage.go", "src routebench/model/train.go", "src routebench/model/weights/weights.go", "src routebench/stages/tokenize/"} {
 		if !strings.Contains(all, want) {
 			t.Errorf("train salt lacks %q", want)
 		}
 	}
+	// Test binaries carry no module list in their build info, so the dep
+	// lines are checked on a binary in TestLinkedModulesInBinary.
 	for _, not := range []string{"stages/report", "routebench/pipeline/", "routebench/artifacts/", "_test.go", "README"} {
 		if strings.Contains(all, not) {
 			t.Errorf("train salt includes %q", not)

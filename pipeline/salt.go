@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"path"
 	"runtime"
+	"runtime/debug"
 	"sort"
 	"strconv"
 	"strings"
@@ -19,7 +20,11 @@ import (
 
 // The code salt of a stage is the hash of the source of the packages that
 // implement it and of every routebench package they import, transitively,
-// plus go.sum (third-party versions), the Go version and the architecture.
+// plus the third-party modules linked into this binary (path, version and
+// checksum, from runtime/debug.ReadBuildInfo), the Go version and the
+// architecture. Linked modules rather than go.sum: adding a dependency that
+// only another build uses (go-xla in the GPU binary) must not re-key the
+// CPU binary's stages.
 // The source comes from the binary itself (routebench.Source, go:embed), so
 // the salt can never be stale: it is the code that runs. Consequences:
 //   - editing a stage's package or anything it imports re-keys that stage
@@ -39,7 +44,7 @@ var neutralPackages = map[string]bool{
 // sourceTree indexes the embedded source by package.
 type sourceTree struct {
 	pkgs   map[string]*sourcePkg
-	goSum  string
+	deps   []string // "module@version sum" of every linked third-party module
 	loadMu sync.Once
 	err    error
 }
@@ -55,19 +60,16 @@ type sourceFile struct {
 
 var embedded = &sourceTree{}
 
-func (t *sourceTree) load(src fs.FS) error {
-	t.loadMu.Do(func() { t.err = t.index(src) })
+func (t *sourceTree) load(src fs.FS, deps []string) error {
+	t.loadMu.Do(func() {
+		t.deps = deps
+		t.err = t.index(src)
+	})
 	return t.err
 }
 
 func (t *sourceTree) index(src fs.FS) error {
 	t.pkgs = map[string]*sourcePkg{}
-	sum, err := fs.ReadFile(src, "go.sum")
-	if err != nil {
-		return fmt.Errorf("code salt: embedded go.sum: %w", err)
-	}
-	h := sha256.Sum256(sum)
-	t.goSum = hex.EncodeToString(h[:])
 	fset := token.NewFileSet()
 	return fs.WalkDir(src, ".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -157,7 +159,10 @@ func (t *sourceTree) salt(roots []string) (string, []string, error) {
 		names = append(names, p)
 	}
 	sort.Strings(names)
-	lines := []string{"go " + runtime.Version() + " " + runtime.GOARCH, "go.sum " + t.goSum}
+	lines := []string{"go " + runtime.Version() + " " + runtime.GOARCH}
+	for _, d := range t.deps {
+		lines = append(lines, "dep "+d)
+	}
 	for _, p := range names {
 		files := append([]sourceFile(nil), t.pkgs[p].files...)
 		sort.Slice(files, func(i, j int) bool { return files[i].name < files[j].name })
@@ -174,8 +179,27 @@ func (t *sourceTree) salt(roots []string) (string, []string, error) {
 
 // CodeSalt is the salt of a stage's code packages, from the binary's own source.
 func CodeSalt(roots []string) (string, []string, error) {
-	if err := embedded.load(routebench.Source); err != nil {
+	if err := embedded.load(routebench.Source, linkedModules()); err != nil {
 		return "", nil, err
 	}
 	return embedded.salt(roots)
+}
+
+// linkedModules lists the third-party modules linked into the running
+// binary, sorted.
+func linkedModules() []string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return []string{"(no build info)"}
+	}
+	var out []string
+	for _, d := range bi.Deps {
+		m := d
+		if d.Replace != nil {
+			m = d.Replace
+		}
+		out = append(out, m.Path+"@"+m.Version+" "+m.Sum)
+	}
+	sort.Strings(out)
+	return out
 }

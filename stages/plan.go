@@ -2,6 +2,7 @@ package stages
 
 import (
 	"fmt"
+	"os"
 	"os/exec"
 	"strings"
 
@@ -58,6 +59,7 @@ func Build(p Profile) (*pipeline.Plan, error) {
 		if err != nil {
 			return nil, fmt.Errorf("profile %s: %w", p.Name, err)
 		}
+		cfg.Backend = backendOf(p)
 		if p.Steps > 0 {
 			cfg.Steps = p.Steps
 			cfg.Warmup = min(cfg.Warmup, cfg.Steps)
@@ -83,6 +85,18 @@ func Build(p Profile) (*pipeline.Plan, error) {
 	all = append(all, th, in.Bench)
 	all = append(all, report.Stage(report.Config{Profile: p.Name, Variants: variants, Commit: commit()}, in))
 	return pipeline.NewPlan(p.Name, all)
+}
+
+// backendOf is the profile's training backend. It is part of the train
+// stage's config: another backend gives other (float-rounding) weights.
+func backendOf(p Profile) string {
+	if p.Backend != "" {
+		return p.Backend
+	}
+	if b := os.Getenv("GOMLX_BACKEND"); b != "" {
+		return b
+	}
+	return "go"
 }
 
 // commit labels RESULTS.md with the checkout's revision; it is part of the

@@ -20,6 +20,9 @@ type Profile struct {
 	// Model and training (see model.ProfileConfig for the rest)
 	Variants []string `json:"variants"`
 	Steps    int      `json:"steps"` // 0: the model profile's default
+	// Backend is gomlx's backend for training: "go" (CPU, default) or
+	// "xla:/abs/path/to/pjrt_plugin.so" (GPU binary only). Empty: $GOMLX_BACKEND, else "go".
+	Backend string `json:"backend"`
 	// Evaluation
 	LengthMultipliers []int  `json:"length_multipliers"` // evaluation lengths = T x these
 	Windows           int    `json:"windows"`            // windows per length

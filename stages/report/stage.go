@@ -68,7 +68,7 @@ func Stage(cfg Config, in Inputs) *pipeline.Stage {
 		// differ run to run; the tables, CSV, Arrow file and plots are
 		// deterministic and verified.
 		Volatile: []string{ResultsFile},
-		Run:  func(rc *pipeline.RunContext) error { return run(rc, cfg) },
+		Run:      func(rc *pipeline.RunContext) error { return run(rc, cfg) },
 	}
 }
 
