@@ -258,5 +258,9 @@ func copyTheory(rc *pipeline.RunContext) (string, error) {
 			}
 		}
 	}
-	return pngLink.ReplaceAllString(md, "](results/theory/$1)"), nil
+	md = pngLink.ReplaceAllString(md, "](results/theory/$1)")
+	// Nest the theory page's headings under RESULTS.md's "## Theory checks".
+	return heading.ReplaceAllString(md, "##$1"), nil
 }
+
+var heading = regexp.MustCompile(`(?m)^(#+ )`)
