@@ -3,10 +3,11 @@
 // every difference beyond the stated tolerance as a readable diff.
 //
 // Training and evaluation are deterministic (fixed seeds, bit-identical
-// weights), so the tolerance is tight: RelTolerance on each PPL and ratio.
-// It is not zero because the native evaluator's float32 reductions may
-// take a different (vector vs portable) kernel on another CPU. A deliberate
-// change to a variant moves its ratios by far more. The baseline is updated
+// weights), so the tolerance is tight: RelTolerance (1e-4) on each PPL and
+// ratio. It is not zero because the native evaluator's float32 reductions
+// may take a different (vector vs portable) kernel on another CPU (~1e-6).
+// The smoke variants differ from each other by 1-6% in PPL, so a
+// deliberate change to one moves its numbers far past the tolerance. The baseline is updated
 // only by an explicit command (`make baseline`), never automatically.
 package ci
 
@@ -22,7 +23,7 @@ import (
 )
 
 // RelTolerance is the largest relative difference the gate accepts.
-const RelTolerance = 1e-3
+const RelTolerance = 1e-4
 
 // Baseline is the committed reference (ci/baseline-<profile>.json).
 type Baseline struct {
