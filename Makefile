@@ -62,7 +62,7 @@ bench: setup
 	@mkdir -p $(BENCH_DIR)
 	@commit=$$(git rev-parse --short HEAD 2>/dev/null || echo unknown); \
 	out=$(BENCH_DIR)/$$commit.txt; \
-	{ echo "commit: $$commit"; $(GO) test -run '^$$' -bench '$${BENCH:-.}' -count $${COUNT:-10} -benchtime $${BENCHTIME:-1x} $${BENCH_PKGS:-./bench/ ./model/native/ ./stages/tokenize/}; } | tee $$out; \
+	{ echo "commit: $$commit"; $(GO) test -run '^$$' -bench "$${BENCH:-.}" -count $${COUNT:-10} -benchtime $${BENCHTIME:-1x} $${BENCH_PKGS:-./bench/ ./model/native/ ./stages/tokenize/}; } | tee $$out; \
 	echo "benchmarks written to $$out"
 
 bench-compare: $(BIN)
