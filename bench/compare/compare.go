@@ -69,7 +69,7 @@ func describe(cfg map[string]string) string {
 	var parts []string
 	for _, k := range []string{"commit", "cpu", "goos", "goarch"} {
 		if v := cfg[k]; v != "" {
-			parts = append(parts, k+": "+v)
+			parts = append(parts, k+": "+strings.TrimSpace(v))
 		}
 	}
 	return strings.Join(parts, ", ")
