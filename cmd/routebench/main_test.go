@@ -92,7 +92,7 @@ func TestLinkedModulesInBinary(t *testing.T) {
 	if err != nil {
 		t.Fatalf("status: %v\n%s", err, out)
 	}
-	for _, want := range []string{"code: dep github.com/gomlx/gomlx@v0.26.0 h1:", "code: dep github.com/apache/arrow-go/v18@v18.8.0 h1:", "code: src routebench/model/train.go "} {
+	for _, want := range []string{"code: dep github.com/gomlx/gomlx@v0.26.0 h1:", "code: dep github.com/apache/arrow-go/v18@v18.8.0 h1:", "code: src routebench/stages/tokenize/run.go "} {
 		if !strings.Contains(string(out), want) {
 			t.Errorf("--debug-key output lacks %q", want)
 		}
