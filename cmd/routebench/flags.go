@@ -18,10 +18,10 @@ import (
 // common holds the flags every command takes.
 type common struct {
 	profile, config, store, out, backend string
-	force                       multiFlag
-	debugKey                    bool
-	fs                          *flag.FlagSet
-	args                        []string // positional arguments (stage names)
+	force                                multiFlag
+	debugKey                             bool
+	fs                                   *flag.FlagSet
+	args                                 []string // positional arguments (stage names)
 }
 
 type multiFlag []string

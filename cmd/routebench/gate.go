@@ -68,17 +68,26 @@ func readArtifactJSON(a *artifacts.Artifact, name string, v any) error {
 	return nil
 }
 
-// cmdGate compares the profile's cached results with its baseline.
-func cmdGate(args []string) error {
-	c, err := parseCommon("gate", args)
+// gateResults parses a gate/baseline command line and returns the
+// profile's current results and its baseline file's path.
+func gateResults(name string, args []string) (*ci.Baseline, string, error) {
+	c, err := parseCommon(name, args)
 	if err != nil {
-		return err
+		return nil, "", err
 	}
 	cur, err := currentResults(c)
 	if err != nil {
+		return nil, "", err
+	}
+	return cur, baselinePath(cur.Profile), nil
+}
+
+// cmdGate compares the profile's cached results with its baseline.
+func cmdGate(args []string) error {
+	cur, path, err := gateResults("gate", args)
+	if err != nil {
 		return err
 	}
-	path := baselinePath(cur.Profile)
 	base, err := ci.Load(path)
 	if err != nil {
 		return err
@@ -101,15 +110,10 @@ func cmdGate(args []string) error {
 
 // cmdBaseline writes the profile's current results as its baseline.
 func cmdBaseline(args []string) error {
-	c, err := parseCommon("baseline", args)
+	cur, path, err := gateResults("baseline", args)
 	if err != nil {
 		return err
 	}
-	cur, err := currentResults(c)
-	if err != nil {
-		return err
-	}
-	path := baselinePath(cur.Profile)
 	if err := cur.Save(path); err != nil {
 		return err
 	}
