@@ -143,7 +143,7 @@ func cmdGC(args []string) error {
 	return nil
 }
 
-func cmdResults(args []string) error {
+func cmdResults(ctx context.Context, args []string) error {
 	c, err := parseCommon("results", args)
 	if err != nil {
 		return err
@@ -152,11 +152,26 @@ func cmdResults(args []string) error {
 	if err != nil {
 		return err
 	}
-	_, cached, err := r.Status(plan)
+	lines, _, err := r.Status(plan)
 	if err != nil {
 		return err
 	}
-	return exportResults(cached, c.outDir())
+	for _, l := range lines {
+		if !l.Cached && l.Stage != stages.ReportStage {
+			return fmt.Errorf("stage %s of profile %s is not cached (%s): run `routebench reproduce --profile %s`", l.Stage, plan.Profile, l.Reason, plan.Profile)
+		}
+	}
+	// Everything the report reads is cached; the report itself may need
+	// to be (re)written, e.g. for a new commit label. That takes a second.
+	sub, err := plan.Closure(stages.ReportStage)
+	if err != nil {
+		return err
+	}
+	res, err := r.Run(ctx, sub)
+	if err != nil {
+		return err
+	}
+	return exportResults(res.Artifacts, c.outDir())
 }
 
 // exportResults copies the report stage's files (RESULTS.md, plots, CSV)

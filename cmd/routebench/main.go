@@ -20,7 +20,7 @@ commands:
   status               what is cached, what would run and why
   verify [STAGE...]    recompute (ignoring hits) and fail if a stage's output changed
   gc                   remove store entries no profile uses now
-  results              export RESULTS.md and its files from the cached report
+  results              export RESULTS.md and its files (rewrites only the report, if its inputs are cached)
   gate                 compare the profile's cached results with ci/baseline-<profile>.json
   baseline             write the profile's cached results as its baseline (explicit only)
   bench compare OLD NEW
@@ -74,7 +74,7 @@ func run(ctx context.Context, args []string) error {
 	case "gc":
 		return cmdGC(rest)
 	case "results":
-		return cmdResults(rest)
+		return cmdResults(ctx, rest)
 	case "bench":
 		return cmdBench(rest)
 	case "gate":
