@@ -61,11 +61,7 @@ func cmdRun(ctx context.Context, args []string) error {
 }
 
 func cmdStatus(args []string) error {
-	c, err := parseCommon("status", args)
-	if err != nil {
-		return err
-	}
-	r, plan, err := c.setup()
+	_, r, plan, err := parseAndSetup("status", args)
 	if err != nil {
 		return err
 	}
@@ -89,11 +85,7 @@ func cmdStatus(args []string) error {
 }
 
 func cmdVerify(ctx context.Context, args []string) error {
-	c, err := parseCommon("verify", args)
-	if err != nil {
-		return err
-	}
-	r, plan, err := c.setup()
+	c, r, plan, err := parseAndSetup("verify", args)
 	if err != nil {
 		return err
 	}
@@ -111,11 +103,7 @@ func cmdVerify(ctx context.Context, args []string) error {
 }
 
 func cmdGC(args []string) error {
-	c, err := parseCommon("gc", args)
-	if err != nil {
-		return err
-	}
-	r, _, err := c.setup()
+	_, r, _, err := parseAndSetup("gc", args)
 	if err != nil {
 		return err
 	}
@@ -144,11 +132,7 @@ func cmdGC(args []string) error {
 }
 
 func cmdResults(ctx context.Context, args []string) error {
-	c, err := parseCommon("results", args)
-	if err != nil {
-		return err
-	}
-	r, plan, err := c.setup()
+	c, r, plan, err := parseAndSetup("results", args)
 	if err != nil {
 		return err
 	}

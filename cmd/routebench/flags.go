@@ -119,3 +119,17 @@ func (c *common) setup() (*pipeline.Runner, *pipeline.Plan, error) {
 	}
 	return r, plan, nil
 }
+
+// parseAndSetup is parseCommon followed by setup, for commands that need
+// the store and the plan.
+func parseAndSetup(name string, args []string) (*common, *pipeline.Runner, *pipeline.Plan, error) {
+	c, err := parseCommon(name, args)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	r, plan, err := c.setup()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return c, r, plan, nil
+}
