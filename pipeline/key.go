@@ -69,10 +69,7 @@ func ComputeKey(s *Stage, inputDigests map[string]string) (Key, error) {
 // StableDigest is the digest of an artifact without the stage's volatile
 // files: what downstream keys hash.
 func StableDigest(s *Stage, a *artifacts.Artifact) string {
-	vol := map[string]bool{RunInfoFile: true}
-	for _, v := range s.Volatile {
-		vol[v] = true
-	}
+	vol := volatileSet(s)
 	stable := *a
 	stable.Files = nil
 	for _, f := range a.Files {
@@ -81,4 +78,14 @@ func StableDigest(s *Stage, a *artifacts.Artifact) string {
 		}
 	}
 	return stable.Digest()
+}
+
+// volatileSet names the files of a stage's artifact that may differ between
+// runs: its declared Volatile files and the runner's RunInfoFile.
+func volatileSet(s *Stage) map[string]bool {
+	vol := map[string]bool{RunInfoFile: true}
+	for _, v := range s.Volatile {
+		vol[v] = true
+	}
+	return vol
 }

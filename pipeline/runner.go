@@ -105,29 +105,31 @@ func (r *Runner) Run(ctx context.Context, plan *Plan) (*Result, error) {
 	return res, nil
 }
 
-func (r *Runner) inputDigests(s *Stage, done map[string]*artifacts.Artifact) (map[string]string, error) {
-	d := map[string]string{}
+// stageKey computes a stage's key from the artifacts of its inputs (which
+// must all be in done) and prints it under --debug-key.
+func (r *Runner) stageKey(s *Stage, done map[string]*artifacts.Artifact) (Key, error) {
+	digests := map[string]string{}
 	for _, in := range s.Inputs {
 		a, ok := done[in.Stage.Name]
 		if !ok {
-			return nil, fmt.Errorf("stage %s: input %s has not run", s.Name, in.Stage.Name)
+			return Key{}, fmt.Errorf("stage %s: input %s has not run", s.Name, in.Stage.Name)
 		}
-		d[in.Name] = StableDigest(in.Stage, a)
-	}
-	return d, nil
-}
-
-func (r *Runner) runStage(ctx context.Context, s *Stage, done map[string]*artifacts.Artifact) (Record, *artifacts.Artifact, error) {
-	digests, err := r.inputDigests(s, done)
-	if err != nil {
-		return Record{}, nil, err
+		digests[in.Name] = StableDigest(in.Stage, a)
 	}
 	key, err := ComputeKey(s, digests)
 	if err != nil {
-		return Record{}, nil, err
+		return Key{}, err
 	}
 	if r.DebugKey != nil {
 		fmt.Fprintf(r.DebugKey, "key %s for stage %s:\n%s\n", key.ID, s.Name, key.Text)
+	}
+	return key, nil
+}
+
+func (r *Runner) runStage(ctx context.Context, s *Stage, done map[string]*artifacts.Artifact) (Record, *artifacts.Artifact, error) {
+	key, err := r.stageKey(s, done)
+	if err != nil {
+		return Record{}, nil, err
 	}
 	rec := Record{Stage: s.Name, Key: key.ID.String()}
 	cached, missErr := r.Store.Get(key.ID)
@@ -248,10 +250,7 @@ func compareOutputs(s *Stage, cached, fresh *artifacts.Artifact) error {
 	if StableDigest(s, cached) == StableDigest(s, fresh) {
 		return nil
 	}
-	vol := map[string]bool{RunInfoFile: true}
-	for _, v := range s.Volatile {
-		vol[v] = true
-	}
+	vol := volatileSet(s)
 	old := map[string]string{}
 	for _, f := range cached.Files {
 		old[f.Name] = f.ID.Short()

@@ -1,10 +1,6 @@
 package pipeline
 
-import (
-	"fmt"
-
-	"routebench/artifacts"
-)
+import "routebench/artifacts"
 
 // StatusLine says whether a stage is cached and, if not, why it would run
 // (DVC-style "status").
@@ -34,16 +30,9 @@ func (r *Runner) Status(plan *Plan) ([]StatusLine, map[string]*artifacts.Artifac
 			lines = append(lines, line)
 			continue
 		}
-		digests, err := r.inputDigests(s, done)
+		key, err := r.stageKey(s, done)
 		if err != nil {
 			return nil, nil, err
-		}
-		key, err := ComputeKey(s, digests)
-		if err != nil {
-			return nil, nil, err
-		}
-		if r.DebugKey != nil {
-			fmt.Fprintf(r.DebugKey, "key %s for stage %s:\n%s\n", key.ID, s.Name, key.Text)
 		}
 		line.Key = key.ID.String()
 		art, err := r.Store.Get(key.ID)
