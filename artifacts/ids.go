@@ -29,23 +29,30 @@ func (o OutputID) Short() string { return o.String()[:12] }
 
 // ParseActionID parses a full 64-digit hex action ID.
 func ParseActionID(s string) (ActionID, error) {
-	var a ActionID
-	b, err := hex.DecodeString(s)
-	if err != nil || len(b) != len(a) {
-		return a, fmt.Errorf("artifacts: %q is not a 64-digit hex action ID", s)
+	b, ok := parseHash(s)
+	if !ok {
+		return ActionID{}, fmt.Errorf("artifacts: %q is not a 64-digit hex action ID", s)
 	}
-	copy(a[:], b)
-	return a, nil
+	return ActionID(b), nil
 }
 
 func parseOutputID(s string) (OutputID, error) {
-	var o OutputID
-	b, err := hex.DecodeString(s)
-	if err != nil || len(b) != len(o) {
-		return o, fmt.Errorf("%q is not a 64-digit hex output ID", s)
+	b, ok := parseHash(s)
+	if !ok {
+		return OutputID{}, fmt.Errorf("%q is not a 64-digit hex output ID", s)
 	}
-	copy(o[:], b)
-	return o, nil
+	return OutputID(b), nil
+}
+
+// parseHash decodes 64 hex digits into a sha256-sized array.
+func parseHash(s string) ([32]byte, bool) {
+	var h [32]byte
+	b, err := hex.DecodeString(s)
+	if err != nil || len(b) != len(h) {
+		return h, false
+	}
+	copy(h[:], b)
+	return h, true
 }
 
 // HashFile returns the output ID and size of a file's content.
