@@ -72,16 +72,17 @@ func Stage(cfg Config, in Inputs) *pipeline.Stage {
 	}
 }
 
-// variantData is what the report knows of one variant.
+// variantData is what the report knows of one variant; nil where the
+// plan has no such input.
 type variantData struct {
-	name                string
-	train               *model.TrainReport
-	eval                *evaluate.Result
-	trainRun, evalRun   *pipeline.RunInfo
-	trainSpeed          map[string]float64
-	evalTokensPerSecond float64
+	name       string
+	train      *model.TrainReport
+	eval       *evaluate.Result
+	trainSpeed map[string]float64
 }
 
+// readJSONFile decodes a file of a named input. It returns false when the
+// plan has no such input.
 func readJSONFile(rc *pipeline.RunContext, input, file string, v any) (bool, error) {
 	art, ok := rc.Inputs[input]
 	if !ok {
@@ -97,32 +98,29 @@ func readJSONFile(rc *pipeline.RunContext, input, file string, v any) (bool, err
 	return true, nil
 }
 
+// readOptional is readJSONFile into a new value, nil when the input is absent.
+func readOptional[T any](rc *pipeline.RunContext, input, file string) (*T, error) {
+	v := new(T)
+	ok, err := readJSONFile(rc, input, file, v)
+	if err != nil || !ok {
+		return nil, err
+	}
+	return v, nil
+}
+
 func load(rc *pipeline.RunContext, cfg Config) ([]*variantData, error) {
 	var vs []*variantData
 	for _, name := range cfg.Variants {
-		v := &variantData{name: name, train: &model.TrainReport{}, eval: &evaluate.Result{},
-			trainRun: &pipeline.RunInfo{}, evalRun: &pipeline.RunInfo{}}
-		if ok, err := readJSONFile(rc, trainInput(name), model.ReportFile, v.train); err != nil {
+		v := &variantData{name: name}
+		var err error
+		if v.train, err = readOptional[model.TrainReport](rc, trainInput(name), model.ReportFile); err != nil {
 			return nil, err
-		} else if !ok {
-			v.train = nil
 		}
-		if ok, err := readJSONFile(rc, trainInput(name), pipeline.RunInfoFile, v.trainRun); err != nil || !ok {
-			v.trainRun = nil
+		if v.eval, err = readOptional[evaluate.Result](rc, evalInput(name), evaluate.ResultFile); err != nil {
+			return nil, err
 		}
+		// Speed figures are volatile and only decorate the training table.
 		readJSONFile(rc, trainInput(name), model.SpeedFile, &v.trainSpeed)
-		if ok, err := readJSONFile(rc, evalInput(name), evaluate.ResultFile, v.eval); err != nil {
-			return nil, err
-		} else if !ok {
-			v.eval = nil
-		}
-		if ok, err := readJSONFile(rc, evalInput(name), pipeline.RunInfoFile, v.evalRun); err != nil || !ok {
-			v.evalRun = nil
-		}
-		var sp map[string]float64
-		if ok, _ := readJSONFile(rc, evalInput(name), evaluate.SpeedFile, &sp); ok {
-			v.evalTokensPerSecond = sp["tokens_per_second"]
-		}
 		vs = append(vs, v)
 	}
 	return vs, nil
