@@ -140,10 +140,8 @@ func cmdResults(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	for _, l := range lines {
-		if !l.Cached && l.Stage != stages.ReportStage {
-			return fmt.Errorf("stage %s of profile %s is not cached (%s): run `routebench reproduce --profile %s`", l.Stage, plan.Profile, l.Reason, plan.Profile)
-		}
+	if err := requireCached(plan, lines, stages.ReportStage); err != nil {
+		return err
 	}
 	// Everything the report reads is cached; the report itself may need
 	// to be (re)written, e.g. for a new commit label. That takes a second.
@@ -156,6 +154,17 @@ func cmdResults(ctx context.Context, args []string) error {
 		return err
 	}
 	return exportResults(res.Artifacts, c.outDir())
+}
+
+// requireCached fails, naming the first stage and the command to run, unless
+// every stage of the plan but except is cached.
+func requireCached(plan *pipeline.Plan, lines []pipeline.StatusLine, except string) error {
+	for _, l := range lines {
+		if !l.Cached && l.Stage != except {
+			return fmt.Errorf("stage %s of profile %s is not cached (%s): run `routebench reproduce --profile %s` first", l.Stage, plan.Profile, l.Reason, plan.Profile)
+		}
+	}
+	return nil
 }
 
 // exportResults copies the report stage's files (RESULTS.md, plots, CSV)

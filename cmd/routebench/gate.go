@@ -29,10 +29,8 @@ func currentResults(c *common) (*ci.Baseline, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, l := range lines {
-		if !l.Cached {
-			return nil, fmt.Errorf("stage %s of profile %s is not cached (%s): run `routebench reproduce --profile %s` first", l.Stage, plan.Profile, l.Reason, plan.Profile)
-		}
+	if err := requireCached(plan, lines, ""); err != nil {
+		return nil, err
 	}
 	evals := map[string]*evaluate.Result{}
 	verdicts := map[string]string{}
