@@ -72,9 +72,16 @@ func (b *Baseline) Save(path string) error {
 }
 
 // Compare returns one line per difference between the baseline and the
-// current results; none means the gate passes.
+// current results, at the baseline's tolerance; none means the gate passes.
 func Compare(base, cur *Baseline) []string {
-	tol := base.RelTolerance
+	return CompareWithin(base, cur, base.RelTolerance)
+}
+
+// CompareWithin is Compare at relative tolerance tol (<= 0: RelTolerance).
+// A looser tolerance is for results that are not meant to be bit-identical
+// to the baseline, such as a run on another backend (the GPU's float32 or
+// TF32 rounding against the CPU's).
+func CompareWithin(base, cur *Baseline, tol float64) []string {
 	if tol <= 0 {
 		tol = RelTolerance
 	}
@@ -113,6 +120,49 @@ func compareValues(what string, base, cur map[string]map[string]float64, tol flo
 		}
 	}
 	return diffs
+}
+
+// Largest is the value that differs most, relatively, between a baseline
+// and current results.
+type Largest struct {
+	What, Variant, Length string  // "ppl" or "ratio", variant name, length in tokens
+	Base, Current, Rel    float64 // Rel = |current/base - 1|
+}
+
+func (l Largest) String() string {
+	if l.What == "" {
+		return "no value in common"
+	}
+	return fmt.Sprintf("%.3g (%s %s L=%s: baseline %.6g, current %.6g)", l.Rel, l.What, l.Variant, l.Length, l.Base, l.Current)
+}
+
+// LargestDifference finds the value present in both that differs most;
+// the zero Largest when they share none. It tells how close two runs
+// agree even when the gate passes (or how far off when it fails).
+func LargestDifference(base, cur *Baseline) Largest {
+	var best Largest
+	for _, set := range []struct {
+		what      string
+		base, cur map[string]map[string]float64
+	}{{"ppl", base.PPL, cur.PPL}, {"ratio", base.Ratio, cur.Ratio}} {
+		for _, v := range sortedKeys(set.base, set.cur) {
+			for _, l := range sortedKeys(set.base[v], set.cur[v]) {
+				bv, bok := set.base[v][l]
+				cv, cok := set.cur[v][l]
+				if !bok || !cok || bv == 0 {
+					continue
+				}
+				rel := math.Abs(cv/bv - 1)
+				if math.IsNaN(cv) {
+					rel = math.Inf(1)
+				}
+				if best.What == "" || rel > best.Rel {
+					best = Largest{What: set.what, Variant: v, Length: l, Base: bv, Current: cv, Rel: rel}
+				}
+			}
+		}
+	}
+	return best
 }
 
 func orMissing(s string) string {

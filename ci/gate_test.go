@@ -1,6 +1,7 @@
 package ci
 
 import (
+	"math"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -57,5 +58,30 @@ func TestGatePassesOnIdenticalAndFailsOnChange(t *testing.T) {
 	missing := Collect("smoke", map[string]*evaluate.Result{"rope": result(1, 1.3, 1.9)}, map[string]string{"far_mass": "PASS"})
 	if d := Compare(loaded, missing); len(d) == 0 || !strings.Contains(strings.Join(d, "\n"), "alibi L=32: missing") {
 		t.Fatalf("missing variant not reported: %v", d)
+	}
+}
+
+func TestCompareWithinAndLargestDifference(t *testing.T) {
+	base := Collect("smoke", map[string]*evaluate.Result{"rope": result(1, 1.3, 1.9), "alibi": result(1, 0.99, 0.98)}, nil)
+	// Another backend: every value off by up to 0.4%.
+	cur := Collect("smoke", map[string]*evaluate.Result{"rope": result(1, 1.3*1.002, 1.9*0.996), "alibi": result(1, 0.99, 0.98*1.001)}, nil)
+	if d := Compare(base, cur); len(d) != 6 {
+		t.Fatalf("at the default tolerance every changed value (3 ratios, 3 PPLs) differs, got %d: %v", len(d), d)
+	}
+	if d := CompareWithin(base, cur, 0.005); len(d) != 0 {
+		t.Fatalf("within 0.5%% the runs agree, got %v", d)
+	}
+	if d := CompareWithin(base, cur, 0.003); len(d) != 2 {
+		t.Fatalf("at 0.3%% only the 0.4%% values differ (rope L=128 ratio and PPL), got %v", d)
+	}
+	got := LargestDifference(base, cur)
+	if got.Variant != "rope" || got.Length != "128" || math.Abs(got.Rel-0.004) > 1e-12 {
+		t.Fatalf("largest difference %+v, want rope L=128 at 0.004", got)
+	}
+	if s := got.String(); !strings.Contains(s, "rope L=128") || !strings.HasPrefix(s, "0.004 ") {
+		t.Errorf("String() = %q", s)
+	}
+	if none := LargestDifference(base, &Baseline{}); none.What != "" || none.String() != "no value in common" {
+		t.Errorf("no common values: %+v %q", none, none.String())
 	}
 }

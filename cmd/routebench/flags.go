@@ -30,7 +30,15 @@ func (m *multiFlag) String() string     { return strings.Join(*m, ",") }
 func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
 
 func parseCommon(name string, args []string) (*common, error) {
+	return parseCommonWith(name, args, nil)
+}
+
+// parseCommonWith also registers a command's own flags (extra may be nil).
+func parseCommonWith(name string, args []string, extra func(*flag.FlagSet)) (*common, error) {
 	c := &common{fs: flag.NewFlagSet(name, flag.ContinueOnError)}
+	if extra != nil {
+		extra(c.fs)
+	}
 	c.fs.SetOutput(io.Discard)
 	c.fs.StringVar(&c.profile, "profile", "cpu", "profile")
 	c.fs.StringVar(&c.config, "config", "", "profile overrides (JSON)")

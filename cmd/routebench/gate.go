@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -66,23 +67,47 @@ func readArtifactJSON(a *artifacts.Artifact, name string, v any) error {
 	return nil
 }
 
+// gateFlags are the gate's own flags: another baseline file (say, the
+// CPU baseline copied to a GPU machine) and another tolerance (to compare
+// a run on another backend, whose float32 rounding differs).
+type gateFlags struct {
+	baseline  string
+	tolerance float64
+}
+
 // gateResults parses a gate/baseline command line and returns the
 // profile's current results and its baseline file's path.
-func gateResults(name string, args []string) (*ci.Baseline, string, error) {
-	c, err := parseCommon(name, args)
+func gateResults(name string, args []string) (*ci.Baseline, string, gateFlags, error) {
+	var g gateFlags
+	c, err := parseCommonWith(name, args, func(fs *flag.FlagSet) {
+		fs.StringVar(&g.baseline, "baseline", "", "baseline file")
+		if name == "gate" {
+			fs.Float64Var(&g.tolerance, "tolerance", 0, "relative tolerance")
+		}
+	})
 	if err != nil {
-		return nil, "", err
+		return nil, "", g, err
+	}
+	if len(c.args) > 0 {
+		return nil, "", g, fmt.Errorf("%s takes no stage names (got %q): %w", name, c.args, errUsage)
+	}
+	if g.tolerance < 0 || g.tolerance >= 1 {
+		return nil, "", g, fmt.Errorf("%s: --tolerance %g is not a relative tolerance in [0, 1) (0: the baseline's own)", name, g.tolerance)
 	}
 	cur, err := currentResults(c)
 	if err != nil {
-		return nil, "", err
+		return nil, "", g, err
 	}
-	return cur, baselinePath(cur.Profile), nil
+	path := g.baseline
+	if path == "" {
+		path = baselinePath(cur.Profile)
+	}
+	return cur, path, g, nil
 }
 
 // cmdGate compares the profile's cached results with its baseline.
 func cmdGate(args []string) error {
-	cur, path, err := gateResults("gate", args)
+	cur, path, g, err := gateResults("gate", args)
 	if err != nil {
 		return err
 	}
@@ -90,25 +115,32 @@ func cmdGate(args []string) error {
 	if err != nil {
 		return err
 	}
-	diffs := ci.Compare(base, cur)
+	tol := base.RelTolerance
+	if g.tolerance > 0 {
+		tol = g.tolerance
+	}
+	diffs := ci.CompareWithin(base, cur, tol)
+	largest := ci.LargestDifference(base, cur)
 	if len(diffs) > 0 {
-		fmt.Fprintf(os.Stderr, "gate: %d difference(s) from %s (relative tolerance %g):\n", len(diffs), path, base.RelTolerance)
+		fmt.Fprintf(os.Stderr, "gate: %d difference(s) from %s (relative tolerance %g):\n", len(diffs), path, tol)
 		for _, d := range diffs {
 			fmt.Fprintln(os.Stderr, "  "+d)
 		}
+		fmt.Fprintf(os.Stderr, "gate: largest relative difference %s\n", largest)
 		return fmt.Errorf("gate: profile %s differs from its baseline; if the change is intended, run `make baseline` and commit %s", cur.Profile, filepath.Base(path))
 	}
 	n := 0
 	for _, m := range cur.Ratio {
 		n += len(m)
 	}
-	fmt.Fprintf(os.Stderr, "gate: profile %s matches %s (%d ratios, %d theory verdicts, relative tolerance %g)\n", cur.Profile, path, n, len(cur.Theory), base.RelTolerance)
+	fmt.Fprintf(os.Stderr, "gate: profile %s matches %s (%d ratios, %d theory verdicts, relative tolerance %g; largest relative difference %s)\n",
+		cur.Profile, path, n, len(cur.Theory), tol, largest)
 	return nil
 }
 
 // cmdBaseline writes the profile's current results as its baseline.
 func cmdBaseline(args []string) error {
-	cur, path, err := gateResults("baseline", args)
+	cur, path, _, err := gateResults("baseline", args)
 	if err != nil {
 		return err
 	}

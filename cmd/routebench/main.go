@@ -22,7 +22,11 @@ commands:
   gc                   remove store entries no profile uses now
   results              export RESULTS.md and its files (rewrites only the report, if its inputs are cached)
   gate                 compare the profile's cached results with ci/baseline-<profile>.json
-  baseline             write the profile's cached results as its baseline (explicit only)
+                       (--baseline FILE: another file; --tolerance R: relative tolerance
+                       instead of the baseline's, e.g. 0.01 for a GPU run against the CPU's)
+  baseline             write the profile's cached results as its baseline (explicit only;
+                       --baseline FILE writes there instead)
+  cat STAGE [FILE]     print a file of a cached stage's output (without FILE: list its files)
   bench compare OLD NEW
                        compare two benchmark files (benchstat-style)
 
@@ -79,6 +83,8 @@ func run(ctx context.Context, args []string) error {
 		return cmdBench(rest)
 	case "gate":
 		return cmdGate(rest)
+	case "cat":
+		return cmdCat(rest)
 	case "baseline":
 		return cmdBaseline(rest)
 	case "help", "-h", "--help":

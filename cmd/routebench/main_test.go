@@ -34,6 +34,9 @@ func TestBadInputErrors(t *testing.T) {
 		{"missing config", []string{"status", "--config", filepath.Join(dir, "nope.json"), "--store", store}, "nope.json"},
 		{"bad flag", []string{"status", "--colour"}, "flag provided but not defined"},
 		{"bench usage", []string{"bench", "compare", "a"}, "bench compare OLD NEW"},
+		{"gate tolerance", []string{"gate", "--tolerance", "2", "--store", store}, "--tolerance 2 is not a relative tolerance"},
+		{"gate stage names", []string{"gate", "train/rope", "--store", store}, "gate takes no stage names"},
+		{"baseline tolerance", []string{"baseline", "--tolerance", "0.1", "--store", store}, "flag provided but not defined: -tolerance"},
 	}
 	if corpusPresent() {
 		cases = append(cases,
