@@ -31,6 +31,16 @@ func cpuArch() weights.Arch {
 		DHidden: 512, Context: 128, NormEps: 1e-5, RopeBase: 10000, Rotation: "accumulated", ValueRot: true}
 }
 
+// paperArch is the paper profile's shape (16 layers, width 768, 12 heads,
+// MLP 3072, GPT-2 vocabulary 50257, context 512), same variant.
+func paperArch() weights.Arch {
+	return weights.Arch{Variant: "random-qkv", Profile: "paper", Vocab: 50257, DModel: 768, Layers: 16, Heads: 12,
+		DHidden: 3072, Context: 512, NormEps: 1e-5, RopeBase: 10000, Rotation: "accumulated", ValueRot: true}
+}
+
+// archs are the shapes a forward child can measure, by name.
+var archs = map[string]func() weights.Arch{"cpu": cpuArch, "paper": paperArch}
+
 func randomWeights(a weights.Arch, seed uint64) (*weights.Set, error) {
 	r := rand.New(rand.NewPCG(seed, 3))
 	mk := func(name string, scale, mean float64, shape ...int) weights.Tensor {
@@ -63,11 +73,13 @@ func TestForwardChild(t *testing.T) {
 	if spec == "" {
 		t.Skip("runs only as the child of a forward memory measurement")
 	}
-	L, err := strconv.Atoi(spec)
-	if err != nil {
-		t.Fatalf("%s=%q: want a token count", childEnv, spec)
+	name, count, _ := strings.Cut(spec, ":")
+	arch, ok := archs[name]
+	L, err := strconv.Atoi(count)
+	if !ok || err != nil {
+		t.Fatalf("%s=%q: want <cpu|paper>:<token count>", childEnv, spec)
 	}
-	set, err := randomWeights(cpuArch(), 1)
+	set, err := randomWeights(arch(), 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,7 +90,7 @@ func TestForwardChild(t *testing.T) {
 	r := rand.New(rand.NewPCG(uint64(L), 4))
 	toks := make([]int32, L+1)
 	for i := range toks {
-		toks[i] = int32(r.IntN(256))
+		toks[i] = int32(r.IntN(set.Arch.Vocab))
 	}
 	start, cpu0 := time.Now(), cpuSeconds()
 	res, err := m.LogProbs(context.Background(), toks[:L], toks[1:], native.Options{})
@@ -117,10 +129,11 @@ type forwardRun struct {
 	peakMiB             float64
 }
 
-// runForwardChild runs one forward of L tokens in a child process.
-func runForwardChild(L int) (forwardRun, error) {
-	cmd := exec.Command(os.Args[0], "-test.run=^TestForwardChild$", "-test.count=1", "-test.v")
-	cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%d", childEnv, L))
+// runForwardChild runs one forward of L tokens of the named shape (a key
+// of archs) in a child process.
+func runForwardChild(arch string, L int) (forwardRun, error) {
+	cmd := exec.Command(os.Args[0], "-test.run=^TestForwardChild$", "-test.count=1", "-test.v", "-test.timeout=0")
+	cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%s:%d", childEnv, arch, L))
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		return forwardRun{}, fmt.Errorf("forward child for L=%d: %w\n%s", L, err, out)
@@ -164,7 +177,7 @@ func BenchmarkForward(b *testing.B) {
 			}
 			var sec, cpu, peak float64
 			for b.Loop() {
-				r, err := runForwardChild(c.L)
+				r, err := runForwardChild("cpu", c.L)
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -186,7 +199,7 @@ func TestForwardPeakMemory(t *testing.T) {
 		t.Skip("a 16K-token forward takes seconds")
 	}
 	c := forwardBudgets[0]
-	r, err := runForwardChild(c.L)
+	r, err := runForwardChild("cpu", c.L)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -194,4 +207,49 @@ func TestForwardPeakMemory(t *testing.T) {
 	if r.peakMiB > c.maxMiB {
 		t.Errorf("forward of %d tokens peaked at %.0f MiB, budget %.0f MiB", c.L, r.peakMiB, c.maxMiB)
 	}
+}
+
+// paperEnv turns on BenchmarkForwardPaper: one 65,536-token window of the
+// paper model costs ~140 TFLOP, about ten minutes on two cores, too long
+// for `make bench`'s ten repetitions.
+const paperEnv = "ROUTEBENCH_PAPER_EVAL"
+
+// BenchmarkForwardPaper measures the native evaluator on the paper
+// profile's model (random weights of its exact shape) at 512 and 65,536
+// tokens: the figures behind the choice of evaluator for the paper profile
+// (README, "The paper profile on a GPU"). Run it with `make bench-paper-eval`.
+func BenchmarkForwardPaper(b *testing.B) {
+	if os.Getenv(paperEnv) == "" {
+		b.Skipf("set %s=1 (or run make bench-paper-eval): a 65,536-token window of the paper model takes minutes", paperEnv)
+	}
+	b.Logf("native kernels: %s", native.KernelName())
+	for _, L := range []int{512, 4096, 65536} {
+		b.Run(fmt.Sprintf("variant=random-qkv/L=%d", L), func(b *testing.B) {
+			var sec, cpu, peak float64
+			for b.Loop() {
+				r, err := runForwardChild("paper", L)
+				if err != nil {
+					b.Fatal(err)
+				}
+				sec += r.seconds
+				cpu += r.cpuSeconds
+				peak = max(peak, r.peakMiB)
+			}
+			flops := float64(b.N) * forwardFLOPs(paperArch(), L)
+			b.ReportMetric(float64(L)*float64(b.N)/sec, "tokens/s")
+			b.ReportMetric(flops/sec/1e9, "GFLOP/s")
+			b.ReportMetric(sec/float64(b.N), "s/window")
+			b.ReportMetric(peak, "peak-MiB")
+		})
+	}
+}
+
+// forwardFLOPs is the conventional matmul count of one causal forward of L
+// tokens: projections (4 D^2 per token and layer), MLP (2 D F), causal
+// attention (QK^T and AV over L^2/2 pairs) and the unembedding (D V), each
+// multiply-add counted as 2 FLOPs. Rotations and norms are not counted.
+func forwardFLOPs(a weights.Arch, L int) float64 {
+	l, D, F, V := float64(L), float64(a.DModel), float64(a.DHidden), float64(a.Vocab)
+	perLayer := 2*l*4*D*D + 2*l*2*D*F + 4*l*l/2*D
+	return float64(a.Layers)*perLayer + 2*l*D*V
 }
