@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/gomlx/gomlx/backends"
 	"github.com/gomlx/gomlx/backends/xla"
@@ -22,14 +23,16 @@ func init() {
 
 // newXLABackend opens the PJRT plugin named by config: an absolute path to
 // the plugin .so, or a plugin name ("cuda") searched under
-// PJRT_PLUGIN_LIBRARY_PATH.
+// PJRT_PLUGIN_LIBRARY_PATH, optionally followed by gomlx's comma-separated
+// options ("/abs/path/xla_cuda_plugin.so,tf32").
 func newXLABackend(config string) (backends.Backend, error) {
 	const how = "name it with --backend xla:/abs/path/to/xla_cuda_plugin.so (or GOMLX_BACKEND), " +
 		"or set PJRT_PLUGIN_LIBRARY_PATH to the directory holding pjrt_c_api_<name>_plugin.so"
+	plugin, _, _ := strings.Cut(config, ",")
 	switch {
-	case filepath.IsAbs(config):
-		if _, err := os.Stat(config); err != nil {
-			return nil, fmt.Errorf("XLA: PJRT plugin %s: %w; %s", config, err, how)
+	case filepath.IsAbs(plugin):
+		if _, err := os.Stat(plugin); err != nil {
+			return nil, fmt.Errorf("XLA: PJRT plugin %s: %w; %s", plugin, err, how)
 		}
 	case os.Getenv("PJRT_PLUGIN_LIBRARY_PATH") == "":
 		return nil, fmt.Errorf("XLA: no PJRT plugin given (config %q, PJRT_PLUGIN_LIBRARY_PATH unset); %s", config, how)

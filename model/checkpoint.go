@@ -11,6 +11,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 )
 
 // Checkpoint file (workDir/checkpoint-<variant>.rbck, so variants may share
@@ -167,7 +168,7 @@ func decodeCheckpoint(data []byte, c Config, specs []paramSpec) (*checkpoint, er
 	ck := &checkpoint{header: h}
 	for _, dst := range []*[][]float32{&ck.params, &ck.m, &ck.v} {
 		for i, s := range specs {
-			if h.Tensors[i].Name != s.Name || !equalInts(h.Tensors[i].Shape, s.Shape) {
+			if h.Tensors[i].Name != s.Name || !slices.Equal(h.Tensors[i].Shape, s.Shape) {
 				return nil, fmt.Errorf("tensor %d is %s %v, want %s %v", i, h.Tensors[i].Name, h.Tensors[i].Shape, s.Name, s.Shape)
 			}
 			x := make([]float32, size(s.Shape))
@@ -181,16 +182,4 @@ func decodeCheckpoint(data []byte, c Config, specs []paramSpec) (*checkpoint, er
 		return nil, errors.New("trailing bytes after the data")
 	}
 	return ck, nil
-}
-
-func equalInts(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }

@@ -29,6 +29,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"slices"
 	"sort"
 )
 
@@ -137,22 +138,10 @@ func (s *Set) Get(name string, shape ...int) ([]float32, error) {
 		return nil, fmt.Errorf("weights: no tensor %q in %s/%s weights", name, s.Arch.Variant, s.Arch.Profile)
 	}
 	t := s.Tensors[i]
-	if len(shape) > 0 && !equalShape(t.Shape, shape) {
+	if len(shape) > 0 && !slices.Equal(t.Shape, shape) {
 		return nil, fmt.Errorf("weights: tensor %q has shape %v, want %v", name, t.Shape, shape)
 	}
 	return t.Data, nil
-}
-
-func equalShape(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // Write encodes the set canonically: identical sets give identical bytes.
