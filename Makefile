@@ -11,7 +11,7 @@ PROFILE ?= cpu
 BENCH_DIR := .routebench/bench
 GO_SOURCES := $(shell find . -name '*.go' -not -path './.cache/*' -not -path './.routebench/*') go.mod go.sum
 
-.PHONY: all setup modules corpus build gpu-binary gpu-bundle gpu-check-dryrun test-xla reproduce smoke gate baseline test test-short bench bench-compare clean clean-store
+.PHONY: all setup modules corpus build gpu-binary gpu-bundle gpu-check-dryrun test-xla bench-paper-eval reproduce smoke gate baseline test test-short bench bench-compare clean clean-store
 
 all: build
 
@@ -87,6 +87,12 @@ bench: setup
 	out=$(BENCH_DIR)/$$commit.txt; \
 	{ echo "commit: $$commit"; $(GO) test -run '^$$' -bench "$${BENCH:-.}" -count $${COUNT:-10} -benchtime $${BENCHTIME:-1x} $${BENCH_PKGS:-./bench/ ./model/native/ ./stages/tokenize/}; } | tee $$out; \
 	echo "benchmarks written to $$out"
+
+# The native evaluator on the paper model's shape at 512, 4,096 and 65,536
+# tokens (about 11 minutes on 2 cores): the figures behind the README's
+# choice of evaluator for the paper profile.
+bench-paper-eval: setup
+	ROUTEBENCH_PAPER_EVAL=1 $(GO) test -run '^$$' -bench ForwardPaper -benchtime 1x -count 1 -timeout 0 ./bench/
 
 bench-compare: $(BIN)
 	@test -n "$(OLD)" -a -n "$(NEW)" || { echo "usage: make bench-compare OLD=<commit> NEW=<commit> (files in $(BENCH_DIR))"; exit 2; }
