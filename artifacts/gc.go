@@ -11,7 +11,7 @@ import (
 // ActionLock serializes processes that would compute the same action: the
 // second one waits, then finds a hit. Release it with the returned func.
 func (s *Store) ActionLock(a ActionID) (func(), error) {
-	l, err := lockFile(filepath.Join(s.root, "locks", a.String()), true)
+	l, err := s.lockOrWarn(filepath.Join(s.root, "locks", a.String()), true)
 	if err != nil {
 		return nil, fmt.Errorf("artifact store %s: %w", s.root, err)
 	}
@@ -43,10 +43,14 @@ type GCStats struct {
 // decode), then every blob no remaining entry references, then temp files
 // and abandoned work directories. Entries go before blobs, under an
 // exclusive lock that every Put shares, so no entry is ever left pointing
-// at a removed blob.
+// at a removed blob. Without flock support GC refuses: it could delete a
+// blob that another machine's Put has written but not yet indexed.
 func (s *Store) GC(keep func(ActionID) bool) (GCStats, error) {
 	var st GCStats
 	l, err := lockFile(filepath.Join(s.root, "locks", "gc"), true)
+	if errors.Is(err, errNoLocks) {
+		return st, fmt.Errorf("artifact store %s: gc needs file locks to run beside writers, and %w; run gc on a machine that mounts the store with locking", s.root, err)
+	}
 	if err != nil {
 		return st, fmt.Errorf("artifact store %s: %w", s.root, err)
 	}
@@ -116,11 +120,11 @@ func (s *Store) busy(a ActionID) bool {
 		return false
 	}
 	defer f.Close()
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+	if err := flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
 		return true
 	}
 	// The lock file stays: deleting a flock file races with a process
 	// that has just opened it.
-	syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+	flock(int(f.Fd()), syscall.LOCK_UN)
 	return false
 }

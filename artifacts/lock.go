@@ -1,10 +1,25 @@
 package artifacts
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"syscall"
 )
+
+// errNoLocks: the store's file system does not implement flock (some NFS
+// mounts without a lock manager answer ENOLCK). The store still works
+// without locks, because every write is a rename of complete content-named
+// files with the index entry last: two machines may then compute the same
+// stage twice, but never corrupt it. GC is the exception (see GC).
+var errNoLocks = errors.New("the file system does not support flock")
+
+// flock is syscall.Flock; tests replace it to simulate such a file system.
+var flock = syscall.Flock
+
+func noLockSupport(err error) bool {
+	return errors.Is(err, syscall.ENOLCK) || errors.Is(err, syscall.EOPNOTSUPP) || errors.Is(err, syscall.ENOSYS)
+}
 
 // fileLock is an advisory flock: released by the kernel when the process
 // dies, so it never goes stale the way PID files do.
@@ -20,13 +35,16 @@ func lockFile(path string, exclusive bool) (*fileLock, error) {
 		how = syscall.LOCK_EX
 	}
 	for {
-		err = syscall.Flock(int(f.Fd()), how)
+		err = flock(int(f.Fd()), how)
 		if err != syscall.EINTR {
 			break
 		}
 	}
 	if err != nil {
 		f.Close()
+		if noLockSupport(err) {
+			return nil, fmt.Errorf("flock %s: %w (%w)", path, errNoLocks, err)
+		}
 		return nil, fmt.Errorf("flock %s: %w", path, err)
 	}
 	return &fileLock{f: f}, nil
@@ -36,7 +54,21 @@ func (l *fileLock) Unlock() {
 	if l == nil || l.f == nil {
 		return
 	}
-	syscall.Flock(int(l.f.Fd()), syscall.LOCK_UN)
+	flock(int(l.f.Fd()), syscall.LOCK_UN)
 	l.f.Close()
 	l.f = nil
+}
+
+// lockOrWarn takes a lock that protects only against duplicated work (the
+// action lock, Put's shared GC lock): without flock support it warns once
+// per store and goes on unlocked.
+func (s *Store) lockOrWarn(path string, exclusive bool) (*fileLock, error) {
+	l, err := lockFile(path, exclusive)
+	if errors.Is(err, errNoLocks) {
+		s.noLocksOnce.Do(func() {
+			s.logf("artifact store %s: %v; going on without locks: a stage may be computed twice, never corrupted, and gc refuses to run", s.root, err)
+		})
+		return nil, nil
+	}
+	return l, err
 }

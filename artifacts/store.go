@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 )
 
 // Store is an artifact store rooted at one directory. It is safe for use by
@@ -15,6 +16,8 @@ type Store struct {
 	root string
 	// Logf receives one line per miss reason and repair; nil discards.
 	Logf func(format string, args ...any)
+
+	noLocksOnce sync.Once // the no-flock warning is said once
 }
 
 // File is one named file of an artifact.
@@ -190,7 +193,7 @@ func (a *Artifact) Size() int64 {
 // separators) as the artifact of action a, index entry last. dir is left
 // in place; the caller removes it.
 func (s *Store) Put(a ActionID, stage string, dir string) (*Artifact, error) {
-	shared, err := lockFile(filepath.Join(s.root, "locks", "gc"), false)
+	shared, err := s.lockOrWarn(filepath.Join(s.root, "locks", "gc"), false)
 	if err != nil {
 		return nil, fmt.Errorf("artifact store %s: %w", s.root, err)
 	}
