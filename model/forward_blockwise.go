@@ -31,78 +31,25 @@ func LogProbsBlockwise(set *weights.Set, tokens, targets []int32, chunk int, bac
 	if chunk <= 0 {
 		return nil, fmt.Errorf("model: LogProbsBlockwise: chunk %d must be positive", chunk)
 	}
-	c, err := configFromArch(set.Arch)
-	if err != nil {
-		return nil, err
-	}
-	c.Backend = backend
-	for i := range tokens {
-		if x, y := tokens[i], targets[i]; x < 0 || int(x) >= c.Vocab || y < 0 || int(y) >= c.Vocab {
-			return nil, fmt.Errorf("model: LogProbsBlockwise: token %d or target %d at position %d is outside vocabulary [0, %d)", x, y, i, c.Vocab)
+	V := set.Arch.Vocab
+	for i, y := range targets {
+		if y < 0 || int(y) >= V {
+			return nil, fmt.Errorf("model: LogProbsBlockwise: target %d at position %d is outside vocabulary [0, %d)", y, i, V)
 		}
-	}
-	n := newNet(c)
-	specs := paramSpecs(c)
-	var inputs []any
-	for _, s := range specs {
-		data, err := set.Get(s.Name, s.Shape...)
-		if err != nil {
-			return nil, err
-		}
-		inputs = append(inputs, tensors.FromFlatDataAndDimensions(data, s.Shape...))
 	}
 	L := len(tokens)
-	inputs = append(inputs, tensors.FromFlatDataAndDimensions(append([]int32(nil), tokens...), L),
-		tensors.FromFlatDataAndDimensions(append([]int32(nil), targets...), L))
-	var table []float32
-	if n.v.Rotation == RotationAccumulated {
-		if table, err = set.Get("angles", c.Vocab, c.Heads, n.P); err != nil {
-			return nil, err
-		}
-	}
-	cos, sin, err := hostRotation(c, table, tokens, 1, L)
-	if err != nil {
-		return nil, err
-	}
-	hasRot := cos != nil
-	if hasRot {
-		inputs = append(inputs, tensors.FromFlatDataAndDimensions(cos, L, n.H, n.d),
-			tensors.FromFlatDataAndDimensions(sin, L, n.H, n.d))
-	}
-	var slopes []float64
-	if n.v.ALiBi {
-		slopes = alibiSlopes(n.H)
-	}
-	b, err := NewBackend(c.Backend)
-	if err != nil {
-		return nil, err
-	}
-	var flat []float32
-	err = catch(fmt.Sprintf("blockwise forward of %s/%s on %d tokens", c.Profile, c.Variant, L), func() error {
-		exec, err := NewExec(b, func(in []*Node) *Node {
-			p := map[string]*Node{}
-			for i, s := range specs {
-				p[s.Name] = in[i]
+	tgt := tensors.FromFlatDataAndDimensions(append([]int32(nil), targets...), L)
+	flat, c, err := runExported(set, tokens, backend, "LogProbsBlockwise", []*tensors.Tensor{tgt},
+		func(n net, p map[string]*Node, tok *Node, rot *rotation, extra []*Node) *Node {
+			var slopes []float64
+			if n.v.ALiBi {
+				slopes = alibiSlopes(n.H)
 			}
-			tok, tgt := in[len(specs)], in[len(specs)+1]
-			var rot *rotation
-			if hasRot {
-				rot = &rotation{cos: in[len(specs)+2], sin: in[len(specs)+3]}
+			if rot != nil { // drop the batch axis: [1, L, H, d] -> [L, H, d]
+				rot = &rotation{cos: Reshape(rot.cos, L, n.H, n.d), sin: Reshape(rot.sin, L, n.H, n.d)}
 			}
-			return n.blockwiseLogProbs(p, tok, tgt, rot, slopes, chunk)
+			return n.blockwiseLogProbs(p, Reshape(tok, L), extra[0], rot, slopes, chunk)
 		})
-		if err != nil {
-			return err
-		}
-		defer exec.Finalize()
-		out, err := exec.Exec(inputs...)
-		if err != nil {
-			return err
-		}
-		flat, err = tensors.CopyFlatData[float32](out[0])
-		out[0].FinalizeAll()
-		return err
-	})
 	if err != nil {
 		return nil, err
 	}

@@ -145,15 +145,7 @@ func TestLearnedGraphRotationMatchesHost(t *testing.T) {
 		}
 		var hostLoss float64
 		for i, row := range logits {
-			mx := math.Inf(-1)
-			for _, x := range row {
-				mx = math.Max(mx, float64(x))
-			}
-			var z float64
-			for _, x := range row {
-				z += math.Exp(float64(x) - mx)
-			}
-			hostLoss += mx + math.Log(z) - float64(row[win[0][i+1]])
+			hostLoss -= hostLogProb(row, win[0][i+1])
 		}
 		hostLoss /= float64(len(logits))
 		if math.Abs(graphLoss-hostLoss) > 1e-4 {
