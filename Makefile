@@ -35,9 +35,9 @@ build: modules $(BIN)
 gpu-binary: modules
 	GOFLAGS= CGO_ENABLED=1 $(GO) build -ldflags='-s -w' -o bin/routebench-xla ./cmd/routebench
 
-# The GPU bundle: the XLA binary, the XLA-vs-Go agreement and evaluator test binaries, the
-# verified corpus and scripts/gpu-check.sh in one file (~30 MB) to copy to a
-# GPU machine and run there (README, "The paper profile on a GPU").
+# The GPU bundle: the XLA binary, the XLA-vs-Go agreement and evaluator test
+# binaries, the verified corpus and scripts/gpu-check.sh in one file (~35 MB)
+# to copy to a GPU machine and run there (README, "The paper profile on a GPU").
 GPU_BUNDLE := dist/routebench-gpu.tar.gz
 gpu-bundle: gpu-binary corpus
 	GOFLAGS= CGO_ENABLED=1 $(GO) test -c -ldflags='-s -w' -o bin/model-xla.test ./model/
