@@ -90,10 +90,11 @@ bench: setup
 	echo "benchmarks written to $$out"
 
 # The native evaluator on the paper model's shape at 512, 4,096 and 65,536
-# tokens (about 11 minutes on 2 cores): the figures behind the README's
-# choice of evaluator for the paper profile.
+# tokens, and gomlx's two evaluators on simplego at the cpu shape (about 20
+# minutes on 2 cores; needs ~24 GiB): the figures behind the README's choice
+# of evaluator for the paper profile.
 bench-paper-eval: setup
-	ROUTEBENCH_PAPER_EVAL=1 $(GO) test -run '^$$' -bench ForwardPaper -benchtime 1x -count 1 -timeout 0 ./bench/
+	ROUTEBENCH_PAPER_EVAL=1 $(GO) test -run '^$$' -bench 'ForwardPaper|GomlxEvaluators' -benchtime 1x -count 1 -timeout 0 ./bench/
 
 bench-compare: $(BIN)
 	@test -n "$(OLD)" -a -n "$(NEW)" || { echo "usage: make bench-compare OLD=<commit> NEW=<commit> (files in $(BENCH_DIR))"; exit 2; }

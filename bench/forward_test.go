@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"routebench/model"
 	"routebench/model/native"
 	"routebench/model/weights"
 )
@@ -73,17 +74,20 @@ func TestForwardChild(t *testing.T) {
 	if spec == "" {
 		t.Skip("runs only as the child of a forward memory measurement")
 	}
-	name, count, _ := strings.Cut(spec, ":")
-	arch, ok := archs[name]
-	L, err := strconv.Atoi(count)
+	parts := strings.Split(spec, ":")
+	if len(parts) < 2 || len(parts) > 3 {
+		t.Fatalf("%s=%q: want <cpu|paper>:<token count>[:native|blockwise|full]", childEnv, spec)
+	}
+	arch, ok := archs[parts[0]]
+	L, err := strconv.Atoi(parts[1])
 	if !ok || err != nil {
-		t.Fatalf("%s=%q: want <cpu|paper>:<token count>", childEnv, spec)
+		t.Fatalf("%s=%q: unknown shape or bad token count", childEnv, spec)
+	}
+	evaluator := "native"
+	if len(parts) == 3 {
+		evaluator = parts[2]
 	}
 	set, err := randomWeights(arch(), 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := native.Load(set)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,13 +97,13 @@ func TestForwardChild(t *testing.T) {
 		toks[i] = int32(r.IntN(set.Arch.Vocab))
 	}
 	start, cpu0 := time.Now(), cpuSeconds()
-	res, err := m.LogProbs(context.Background(), toks[:L], toks[1:], native.Options{})
+	lps, err := evaluate(evaluator, set, toks)
 	if err != nil {
 		t.Fatal(err)
 	}
 	sec, cpu := time.Since(start).Seconds(), cpuSeconds()-cpu0
 	var nll float64
-	for _, lp := range res.LogProbs {
+	for _, lp := range lps {
 		nll -= lp
 	}
 	hwm, err := vmHWM()
@@ -107,6 +111,47 @@ func TestForwardChild(t *testing.T) {
 		t.Fatal(err)
 	}
 	fmt.Printf("FORWARD L=%d seconds=%.4f cpu_seconds=%.4f vmhwm_kib=%d mean_nll=%.4f\n", L, sec, cpu, hwm, nll/float64(L))
+}
+
+// blockwiseChunk is the query chunk of gomlx's blockwise evaluator here.
+const blockwiseChunk = 1024
+
+// evaluate returns the log-probabilities of toks[1:] given toks[:L] by one
+// of three evaluators: the native one, gomlx's blockwise one (simplego) or
+// gomlx's full-attention Forward (simplego; O(H L^2) memory).
+func evaluate(evaluator string, set *weights.Set, toks []int32) ([]float64, error) {
+	L := len(toks) - 1
+	switch evaluator {
+	case "native":
+		m, err := native.Load(set)
+		if err != nil {
+			return nil, err
+		}
+		res, err := m.LogProbs(context.Background(), toks[:L], toks[1:], native.Options{})
+		return res.LogProbs, err
+	case "blockwise":
+		return model.LogProbsBlockwise(set, toks[:L], toks[1:], blockwiseChunk, "go")
+	case "blockwise-sequential":
+		return model.LogProbsBlockwise(set, toks[:L], toks[1:], blockwiseChunk, "go:ops_sequential,dotgeneral_large")
+	case "full":
+		logits, err := model.Forward(set, toks[:L])
+		if err != nil {
+			return nil, err
+		}
+		lps := make([]float64, L)
+		for i, row := range logits {
+			var mx, z float64 = math.Inf(-1), 0
+			for _, x := range row {
+				mx = math.Max(mx, float64(x))
+			}
+			for _, x := range row {
+				z += math.Exp(float64(x) - mx)
+			}
+			lps[i] = float64(row[toks[i+1]]) - mx - math.Log(z)
+		}
+		return lps, nil
+	}
+	return nil, fmt.Errorf("unknown evaluator %q", evaluator)
 }
 
 func vmHWM() (int64, error) {
@@ -130,10 +175,11 @@ type forwardRun struct {
 }
 
 // runForwardChild runs one forward of L tokens of the named shape (a key
-// of archs) in a child process.
-func runForwardChild(arch string, L int) (forwardRun, error) {
+// of archs) in a child process, on the native evaluator unless another is
+// named (see evaluate).
+func runForwardChild(arch string, L int, evaluator ...string) (forwardRun, error) {
 	cmd := exec.Command(os.Args[0], "-test.run=^TestForwardChild$", "-test.count=1", "-test.v", "-test.timeout=0")
-	cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%s:%d", childEnv, arch, L))
+	cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%s", childEnv, strings.Join(append([]string{arch, strconv.Itoa(L)}, evaluator...), ":")))
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		return forwardRun{}, fmt.Errorf("forward child for L=%d: %w\n%s", L, err, out)
@@ -252,4 +298,38 @@ func forwardFLOPs(a weights.Arch, L int) float64 {
 	l, D, F, V := float64(L), float64(a.DModel), float64(a.DHidden), float64(a.Vocab)
 	perLayer := 2*l*4*D*D + 2*l*2*D*F + 4*l*l/2*D
 	return float64(a.Layers)*perLayer + 2*l*D*V
+}
+
+// BenchmarkGomlxEvaluators measures gomlx's two evaluators on simplego at
+// the cpu profile's shape: Forward (full attention, O(H L^2) memory) and
+// LogProbsBlockwise (query chunks of blockwiseChunk), the latter with
+// simplego's parallel and its sequential op scheduler; time and peak RSS.
+// simplego materializes every op and its parallel scheduler keeps many
+// chunks' buffers alive at once, so this bounds what the chunks save on a
+// backend that runs the graph as written; XLA fuses and plans its own
+// buffers. Opt-in with the paper benchmark (make bench-paper-eval): minutes.
+func BenchmarkGomlxEvaluators(b *testing.B) {
+	if os.Getenv(paperEnv) == "" {
+		b.Skipf("set %s=1 (or run make bench-paper-eval): gomlx evaluation of long windows takes minutes", paperEnv)
+	}
+	for _, L := range []int{4096, 16384} {
+		for _, ev := range []string{"full", "blockwise", "blockwise-sequential"} {
+			if ev == "full" && L > 4096 {
+				continue // measured: killed for memory at 16,384 tokens on 24 GiB
+			}
+			b.Run(fmt.Sprintf("evaluator=%s/L=%d", ev, L), func(b *testing.B) {
+				var sec, peak float64
+				for b.Loop() {
+					r, err := runForwardChild("cpu", L, ev)
+					if err != nil {
+						b.Fatal(err)
+					}
+					sec += r.seconds
+					peak = max(peak, r.peakMiB)
+				}
+				b.ReportMetric(float64(L)*float64(b.N)/sec, "tokens/s")
+				b.ReportMetric(peak, "peak-MiB")
+			})
+		}
+	}
 }

@@ -19,7 +19,7 @@ import (
 // eval-xla): the paper model's shape (random weights, the costliest variant)
 // evaluated by gomlx's blockwise evaluator on XLA and by this native one on
 // the host's cores, at each length of ROUTEBENCH_XLA_EVAL_LENGTHS (default
-// 4096,65536), chunks of ROUTEBENCH_XLA_EVAL_CHUNK (default 2048). It logs
+// 4096,65536), chunks of ROUTEBENCH_XLA_EVAL_CHUNK (default 1024). It logs
 // both times (XLA's first call includes compilation, so it runs twice) and
 // their agreement: the figures that choose the paper profile's evaluator.
 // It needs a plugin, like model.TestXLAAgreesWithGo.
@@ -32,7 +32,7 @@ func TestXLABlockwiseEval(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	chunks, err := envInts("ROUTEBENCH_XLA_EVAL_CHUNK", "2048")
+	chunks, err := envInts("ROUTEBENCH_XLA_EVAL_CHUNK", "1024")
 	if err != nil || len(chunks) != 1 {
 		t.Fatalf("ROUTEBENCH_XLA_EVAL_CHUNK: want one chunk size (%v)", err)
 	}
