@@ -183,7 +183,7 @@ for v in rope learned-qkv; do
   fi
 done
 step eval-xla 300 eval_xla # in a DRYRUN it skips: no plugin
-if step eval 300 rb run evaluate/rope evaluate/learned-qkv; then
+if step eval 420 rb run evaluate/rope evaluate/learned-qkv; then
   for v in rope learned-qkv; do
     rb cat "evaluate/$v" eval.json >"$OUT/eval-$v.json"
     rb cat "evaluate/$v" eval-speed.json >"$OUT/eval-speed-$v.json"
