@@ -16,6 +16,7 @@ import (
 	"routebench/model"
 	"routebench/model/native"
 	"routebench/model/weights"
+	"routebench/model/weights/weightstest"
 )
 
 // Peak memory of a forward pass is measured in a fresh child process (this
@@ -32,41 +33,8 @@ func cpuArch() weights.Arch {
 		DHidden: 512, Context: 128, NormEps: 1e-5, RopeBase: 10000, Rotation: "accumulated", ValueRot: true}
 }
 
-// paperArch is the paper profile's shape (16 layers, width 768, 12 heads,
-// MLP 3072, GPT-2 vocabulary 50257, context 512), same variant.
-func paperArch() weights.Arch {
-	return weights.Arch{Variant: "random-qkv", Profile: "paper", Vocab: 50257, DModel: 768, Layers: 16, Heads: 12,
-		DHidden: 3072, Context: 512, NormEps: 1e-5, RopeBase: 10000, Rotation: "accumulated", ValueRot: true}
-}
-
 // archs are the shapes a forward child can measure, by name.
-var archs = map[string]func() weights.Arch{"cpu": cpuArch, "paper": paperArch}
-
-func randomWeights(a weights.Arch, seed uint64) (*weights.Set, error) {
-	r := rand.New(rand.NewPCG(seed, 3))
-	mk := func(name string, scale, mean float64, shape ...int) weights.Tensor {
-		n := 1
-		for _, s := range shape {
-			n *= s
-		}
-		x := make([]float32, n)
-		for i := range x {
-			x[i] = float32(mean + scale*r.NormFloat64())
-		}
-		return weights.Tensor{Name: name, Shape: shape, Data: x}
-	}
-	V, D, F, H := a.Vocab, a.DModel, a.DHidden, a.Heads
-	s := 1 / math.Sqrt(float64(D))
-	ts := []weights.Tensor{mk("embed", 1, 0, V, D), mk("normf", 0, 1, D), mk("unembed", s, 0, D, V),
-		mk("angles", 0.5, 0, V, H, D/H/2)}
-	for n := 0; n < a.Layers; n++ {
-		p := fmt.Sprintf("block%03d/", n)
-		ts = append(ts, mk(p+"norm1", 0, 1, D), mk(p+"norm2", 0, 1, D), mk(p+"wq", s, 0, D, D), mk(p+"wk", s, 0, D, D),
-			mk(p+"wv", s, 0, D, D), mk(p+"wo", s, 0, D, D), mk(p+"w1", s, 0, D, F), mk(p+"b1", 0, 0, F),
-			mk(p+"w2", 1/math.Sqrt(float64(F)), 0, F, D), mk(p+"b2", 0, 0, D))
-	}
-	return weights.NewSet(a, ts)
-}
+var archs = map[string]func() weights.Arch{"cpu": cpuArch, "paper": weightstest.PaperArch}
 
 // TestForwardChild is the child's body; it does nothing in a normal run.
 func TestForwardChild(t *testing.T) {
@@ -87,17 +55,18 @@ func TestForwardChild(t *testing.T) {
 	if len(parts) == 3 {
 		evaluator = parts[2]
 	}
-	set, err := randomWeights(arch(), 1)
-	if err != nil {
-		t.Fatal(err)
-	}
+	set := weightstest.RandomSet(t, arch(), 1)
 	r := rand.New(rand.NewPCG(uint64(L), 4))
 	toks := make([]int32, L+1)
 	for i := range toks {
 		toks[i] = int32(r.IntN(set.Arch.Vocab))
 	}
+	eval, err := evaluatorFor(evaluator, set)
+	if err != nil {
+		t.Fatal(err)
+	}
 	start, cpu0 := time.Now(), cpuSeconds()
-	lps, err := evaluate(evaluator, set, toks)
+	lps, err := eval(toks)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,40 +85,45 @@ func TestForwardChild(t *testing.T) {
 // blockwiseChunk is the query chunk of gomlx's blockwise evaluator here.
 const blockwiseChunk = 1024
 
-// evaluate returns the log-probabilities of toks[1:] given toks[:L] by one
-// of three evaluators: the native one, gomlx's blockwise one (simplego) or
-// gomlx's full-attention Forward (simplego; O(H L^2) memory).
-func evaluate(evaluator string, set *weights.Set, toks []int32) ([]float64, error) {
-	L := len(toks) - 1
+// evaluatorFor returns a function giving the log-probabilities of toks[1:]
+// given toks[:L] by one of three evaluators: the native one, gomlx's
+// blockwise one (simplego) or gomlx's full-attention Forward (simplego;
+// O(H L^2) memory). Loading the native model happens here, outside the
+// timed call, as the evaluate stage loads it once for all windows.
+func evaluatorFor(evaluator string, set *weights.Set) (func(toks []int32) ([]float64, error), error) {
 	switch evaluator {
 	case "native":
 		m, err := native.Load(set)
 		if err != nil {
 			return nil, err
 		}
-		res, err := m.LogProbs(context.Background(), toks[:L], toks[1:], native.Options{})
-		return res.LogProbs, err
-	case "blockwise":
-		return model.LogProbsBlockwise(set, toks[:L], toks[1:], blockwiseChunk, "go")
-	case "blockwise-sequential":
-		return model.LogProbsBlockwise(set, toks[:L], toks[1:], blockwiseChunk, "go:ops_sequential,dotgeneral_large")
+		return func(toks []int32) ([]float64, error) {
+			L := len(toks) - 1
+			res, err := m.LogProbs(context.Background(), toks[:L], toks[1:], native.Options{})
+			return res.LogProbs, err
+		}, nil
+	case "blockwise", "blockwise-sequential":
+		backend := "go"
+		if evaluator == "blockwise-sequential" {
+			backend = "go:ops_sequential,dotgeneral_large"
+		}
+		return func(toks []int32) ([]float64, error) {
+			L := len(toks) - 1
+			return model.LogProbsBlockwise(set, toks[:L], toks[1:], blockwiseChunk, backend)
+		}, nil
 	case "full":
-		logits, err := model.Forward(set, toks[:L])
-		if err != nil {
-			return nil, err
-		}
-		lps := make([]float64, L)
-		for i, row := range logits {
-			var mx, z float64 = math.Inf(-1), 0
-			for _, x := range row {
-				mx = math.Max(mx, float64(x))
+		return func(toks []int32) ([]float64, error) {
+			L := len(toks) - 1
+			logits, err := model.Forward(set, toks[:L])
+			if err != nil {
+				return nil, err
 			}
-			for _, x := range row {
-				z += math.Exp(float64(x) - mx)
+			lps := make([]float64, L)
+			for i, row := range logits {
+				lps[i] = weightstest.LogProb(row, toks[i+1])
 			}
-			lps[i] = float64(row[toks[i+1]]) - mx - math.Log(z)
-		}
-		return lps, nil
+			return lps, nil
+		}, nil
 	}
 	return nil, fmt.Errorf("unknown evaluator %q", evaluator)
 }
@@ -281,7 +255,7 @@ func BenchmarkForwardPaper(b *testing.B) {
 				cpu += r.cpuSeconds
 				peak = max(peak, r.peakMiB)
 			}
-			flops := float64(b.N) * forwardFLOPs(paperArch(), L)
+			flops := float64(b.N) * forwardFLOPs(weightstest.PaperArch(), L)
 			b.ReportMetric(float64(L)*float64(b.N)/sec, "tokens/s")
 			b.ReportMetric(flops/sec/1e9, "GFLOP/s")
 			b.ReportMetric(sec/float64(b.N), "s/window")

@@ -29,28 +29,8 @@ import (
 func BenchmarkTrainStep(b *testing.B) {
 	for _, v := range Variants() {
 		b.Run(v, func(b *testing.B) {
-			c, err := ProfileConfig("cpu", v, 257)
-			if err != nil {
-				b.Fatal(err)
-			}
-			if be := os.Getenv("ROUTEBENCH_BENCH_BACKEND"); be != "" {
-				c.Backend = be
-			}
-			tr, err := newTrainer(c)
-			if err != nil {
-				b.Fatal(err)
-			}
+			c, tr, tok, tgt := compiledTrainer(b, v)
 			defer tr.close()
-			zeros := make([][]float32, len(tr.specs))
-			for i, s := range tr.specs {
-				zeros[i] = make([]float32, size(s.Shape))
-			}
-			tr.setState(initParams(c, tr.specs), zeros, zeros)
-			data := newSynthData(c.Vocab)
-			tok, tgt, _ := data.TrainBatch(c.Seed, 0, c.Batch, c.Context)
-			if _, _, err := tr.runStep(0, tok, tgt); err != nil {
-				b.Fatal(err)
-			}
 			runtime.GC()
 			var base runtime.MemStats
 			runtime.ReadMemStats(&base)
@@ -123,29 +103,9 @@ func BenchmarkStepRatio(b *testing.B) {
 	}
 	var runs []*run
 	for _, v := range Variants() {
-		c, err := ProfileConfig("cpu", v, 257)
-		if err != nil {
-			b.Fatal(err)
-		}
-		if be := os.Getenv("ROUTEBENCH_BENCH_BACKEND"); be != "" {
-			c.Backend = be
-		}
-		tr, err := newTrainer(c)
-		if err != nil {
-			b.Fatal(err)
-		}
+		_, tr, tok, tgt := compiledTrainer(b, v)
 		defer tr.close()
-		zeros := make([][]float32, len(tr.specs))
-		for i, s := range tr.specs {
-			zeros[i] = make([]float32, size(s.Shape))
-		}
-		tr.setState(initParams(c, tr.specs), zeros, zeros)
-		tok, tgt, _ := newSynthData(c.Vocab).TrainBatch(c.Seed, 0, c.Batch, c.Context)
-		r := &run{name: v, tr: tr, tok: tok, tgt: tgt}
-		if _, _, err := tr.runStep(0, tok, tgt); err != nil { // compile
-			b.Fatal(err)
-		}
-		r.step = 1
+		r := &run{name: v, tr: tr, tok: tok, tgt: tgt, step: 1}
 		runs = append(runs, r)
 	}
 	b.ResetTimer()
@@ -169,4 +129,34 @@ func BenchmarkStepRatio(b *testing.B) {
 		b.ReportMetric(slices.Min(r.wall), r.name+"-min-s/step")
 		b.ReportMetric(median(r.ratios), r.name+"/rope")
 	}
+}
+
+// compiledTrainer builds variant v's trainer at the cpu profile (on
+// $ROUTEBENCH_BENCH_BACKEND if set) with fresh parameters and zero Adam
+// moments, and runs step 0 on the first batch, which compiles the graph.
+// The caller closes the trainer.
+func compiledTrainer(b *testing.B, v string) (c Config, tr *trainer, tok, tgt []int32) {
+	b.Helper()
+	c, err := ProfileConfig("cpu", v, 257)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if be := os.Getenv("ROUTEBENCH_BENCH_BACKEND"); be != "" {
+		c.Backend = be
+	}
+	tr, err = newTrainer(c)
+	if err != nil {
+		b.Fatal(err)
+	}
+	zeros := make([][]float32, len(tr.specs))
+	for i, s := range tr.specs {
+		zeros[i] = make([]float32, size(s.Shape))
+	}
+	tr.setState(initParams(c, tr.specs), zeros, zeros)
+	tok, tgt, _ = newSynthData(c.Vocab).TrainBatch(c.Seed, 0, c.Batch, c.Context)
+	if _, _, err := tr.runStep(0, tok, tgt); err != nil {
+		tr.close()
+		b.Fatal(err)
+	}
+	return c, tr, tok, tgt
 }

@@ -5,6 +5,8 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+
+	"routebench/model/weights/weightstest"
 )
 
 // The blockwise evaluator against Forward (full attention, O(L^2)) for
@@ -26,7 +28,7 @@ func TestLogProbsBlockwiseMatchesForward(t *testing.T) {
 			}
 			want := make([]float64, L)
 			for i, row := range logits {
-				want[i] = hostLogProb(row, x[i+1])
+				want[i] = weightstest.LogProb(row, x[i+1])
 			}
 			for _, chunk := range []int{1, 9, 16, 64} {
 				got, err := LogProbsBlockwise(set, x[:L], x[1:], chunk, "go")
@@ -61,17 +63,4 @@ func TestLogProbsBlockwiseBadInput(t *testing.T) {
 			t.Errorf("%v/%v chunk %d: error %v, want %q", tc.tokens, tc.targets, tc.chunk, err, tc.want)
 		}
 	}
-}
-
-// hostLogProb is log softmax(row)[target] in float64.
-func hostLogProb(row []float32, target int32) float64 {
-	mx := math.Inf(-1)
-	for _, z := range row {
-		mx = math.Max(mx, float64(z))
-	}
-	var sum float64
-	for _, z := range row {
-		sum += math.Exp(float64(z) - mx)
-	}
-	return float64(row[target]) - mx - math.Log(sum)
 }

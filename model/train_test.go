@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"routebench/model/weights"
+	"routebench/model/weights/weightstest"
 )
 
 // tinyConfig is smaller than the smoke profile, for tests that train often.
@@ -145,7 +146,7 @@ func TestLearnedGraphRotationMatchesHost(t *testing.T) {
 		}
 		var hostLoss float64
 		for i, row := range logits {
-			hostLoss -= hostLogProb(row, win[0][i+1])
+			hostLoss -= weightstest.LogProb(row, win[0][i+1])
 		}
 		hostLoss /= float64(len(logits))
 		if math.Abs(graphLoss-hostLoss) > 1e-4 {

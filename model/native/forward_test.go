@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"routebench/model/weights"
+	"routebench/model/weights/weightstest"
 )
 
 // weightsView gives the reference forward plain access to a set's tensors.
@@ -47,41 +48,6 @@ func variantArch(variant string) weights.Arch {
 
 var variants = []string{"nope", "rope", "alibi", "random-qk", "random-qkv", "learned-qk", "learned-qkv"}
 
-// randomSet draws weights at scales like a trained small model's (unit
-// gains, ~1/sqrt(fan-in) matrices), so the test exercises realistic
-// logit ranges.
-func randomSet(t testing.TB, a weights.Arch, seed uint64) *weights.Set {
-	r := rand.New(rand.NewPCG(seed, 42))
-	V, D, F, H, P := a.Vocab, a.DModel, a.DHidden, a.Heads, a.DHead()/2
-	mk := func(name string, scale, mean float64, shape ...int) weights.Tensor {
-		n := 1
-		for _, s := range shape {
-			n *= s
-		}
-		x := make([]float32, n)
-		for i := range x {
-			x[i] = float32(mean + scale*r.NormFloat64())
-		}
-		return weights.Tensor{Name: name, Shape: shape, Data: x}
-	}
-	ts := []weights.Tensor{mk("embed", 1, 0, V, D), mk("normf", 0.1, 1, D), mk("unembed", 1/math.Sqrt(float64(D)), 0, D, V)}
-	if a.Rotation == "accumulated" {
-		ts = append(ts, mk("angles", 0.7, 0, V, H, P))
-	}
-	for n := 0; n < a.Layers; n++ {
-		p := blockName(n)
-		sD, sF := 1/math.Sqrt(float64(D)), 1/math.Sqrt(float64(F))
-		ts = append(ts, mk(p+"norm1", 0.1, 1, D), mk(p+"norm2", 0.1, 1, D),
-			mk(p+"wq", 2*sD, 0, D, D), mk(p+"wk", 2*sD, 0, D, D), mk(p+"wv", sD, 0, D, D), mk(p+"wo", sD, 0, D, D),
-			mk(p+"w1", sD, 0, D, F), mk(p+"b1", 0.1, 0, F), mk(p+"w2", sF, 0, F, D), mk(p+"b2", 0.1, 0, D))
-	}
-	set, err := weights.NewSet(a, ts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return set
-}
-
 // tolLogit: logits are a chain of float32 matrix products and attention;
 // each stage adds relative error of order 1e-7..1e-6. We allow
 // |logit - ref| <= tolLogit * (1 + max_v |ref logit|) per row: 2e-5 is ~340
@@ -100,7 +66,7 @@ func TestForwardMatchesReference(t *testing.T) {
 			for _, L := range lengths {
 				t.Run(fmt.Sprintf("%s/L=%d", v, L), func(t *testing.T) {
 					a := variantArch(v)
-					set := randomSet(t, a, uint64(L))
+					set := weightstest.RandomSet(t, a, uint64(L))
 					m, err := Load(set)
 					if err != nil {
 						t.Fatal(err)
@@ -151,7 +117,7 @@ func TestForwardMatchesReference(t *testing.T) {
 // changes the arithmetic).
 func TestLogProbsDeterministic(t *testing.T) {
 	a := variantArch("random-qkv")
-	m, err := Load(randomSet(t, a, 1))
+	m, err := Load(weightstest.RandomSet(t, a, 1))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -196,7 +162,7 @@ func TestLogProbsDeterministic(t *testing.T) {
 
 func TestLoadAndInputErrors(t *testing.T) {
 	a := variantArch("random-qk")
-	good := randomSet(t, a, 1)
+	good := weightstest.RandomSet(t, a, 1)
 	drop := func(name string) *weights.Set {
 		var ts []weights.Tensor
 		for _, x := range good.Tensors {

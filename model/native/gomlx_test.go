@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"routebench/model"
+	"routebench/model/weights/weightstest"
 )
 
 // TestMatchesGomlxForward cross-checks the native logits against the gomlx
@@ -26,7 +27,7 @@ func TestMatchesGomlxForward(t *testing.T) {
 		for _, L := range lengths {
 			t.Run(fmt.Sprintf("%s/L=%d", v, L), func(t *testing.T) {
 				a := variantArch(v)
-				set := randomSet(t, a, uint64(L)+100)
+				set := weightstest.RandomSet(t, a, uint64(L)+100)
 				r := rand.New(rand.NewPCG(uint64(L), 6))
 				toks := make([]int32, L)
 				for i := range toks {

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"testing"
+
+	"routebench/model/weights/weightstest"
 )
 
 // Micro-benchmarks of the kernels alone, one goroutine, data in L1/L2.
@@ -54,7 +56,7 @@ func BenchmarkGemm(b *testing.B) {
 func BenchmarkLogProbs(b *testing.B) {
 	a := variantArch("random-qkv")
 	a.Vocab, a.DModel, a.Heads, a.DHidden = 257, 128, 4, 512
-	m, err := Load(randomSet(b, a, 1))
+	m, err := Load(weightstest.RandomSet(b, a, 1))
 	if err != nil {
 		b.Fatal(err)
 	}

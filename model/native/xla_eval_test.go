@@ -13,6 +13,7 @@ import (
 
 	"routebench/model"
 	"routebench/model/weights"
+	"routebench/model/weights/weightstest"
 )
 
 // The GPU check's evaluator comparison (scripts/gpu-check.sh, step
@@ -36,9 +37,7 @@ func TestXLABlockwiseEval(t *testing.T) {
 	if err != nil || len(chunks) != 1 {
 		t.Fatalf("ROUTEBENCH_XLA_EVAL_CHUNK: want one chunk size (%v)", err)
 	}
-	a := weights.Arch{Variant: "random-qkv", Profile: "paper", Vocab: 50257, DModel: 768, Layers: 16, Heads: 12,
-		DHidden: 3072, Context: 512, NormEps: 1e-5, RopeBase: 10000, Rotation: "accumulated", ValueRot: true}
-	set := randomSet(t, a, 1)
+	set := weightstest.RandomSet(t, weightstest.PaperArch(), 1)
 	// TF32 matmuls (XLA's default on the GPU) keep 10 mantissa bits.
 	compareEvaluators(t, set, "xla:"+plugin, lengths, chunks[0], 1e-2)
 }
@@ -49,7 +48,7 @@ func TestXLABlockwiseEval(t *testing.T) {
 func TestBlockwiseMatchesNative(t *testing.T) {
 	for _, v := range variants {
 		t.Run(v, func(t *testing.T) {
-			compareEvaluators(t, randomSet(t, variantArch(v), 11), "go", []int{70}, 16, 2e-5)
+			compareEvaluators(t, weightstest.RandomSet(t, variantArch(v), 11), "go", []int{70}, 16, 2e-5)
 		})
 	}
 }
