@@ -75,7 +75,7 @@ test: setup test-xla
 # skips without a plugin): what the GPU bundle carries must build and vet.
 test-xla: modules
 	GOFLAGS= CGO_ENABLED=1 $(GO) vet ./model/ ./cmd/...
-	GOFLAGS= CGO_ENABLED=1 $(GO) test -run 'XLA|Blockwise' ./model/ ./model/native/
+	GOFLAGS= CGO_ENABLED=1 $(GO) test -run 'XLA|Blockwise' ./model/ ./model/gomlxeval/ ./model/native/
 
 test-short: setup
 	$(GO) test -short -timeout 20m ./...

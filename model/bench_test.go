@@ -9,6 +9,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"routebench/spec"
 )
 
 // BenchmarkTrainStep times one optimizer step per variant at the cpu
@@ -27,7 +29,7 @@ import (
 //
 //	ROUTEBENCH_BENCH_BACKEND=go:parallelism=0,dotgeneral_large GOMAXPROCS=1 go test ...
 func BenchmarkTrainStep(b *testing.B) {
-	for _, v := range Variants() {
+	for _, v := range spec.Variants() {
 		b.Run(v, func(b *testing.B) {
 			c, tr, tok, tgt := compiledTrainer(b, v)
 			defer tr.close()
@@ -102,7 +104,7 @@ func BenchmarkStepRatio(b *testing.B) {
 		ratios []float64
 	}
 	var runs []*run
-	for _, v := range Variants() {
+	for _, v := range spec.Variants() {
 		_, tr, tok, tgt := compiledTrainer(b, v)
 		defer tr.close()
 		r := &run{name: v, tr: tr, tok: tok, tgt: tgt, step: 1}
@@ -137,7 +139,7 @@ func BenchmarkStepRatio(b *testing.B) {
 // The caller closes the trainer.
 func compiledTrainer(b *testing.B, v string) (c Config, tr *trainer, tok, tgt []int32) {
 	b.Helper()
-	c, err := ProfileConfig("cpu", v, 257)
+	c, err := spec.ProfileConfig("cpu", v, 257)
 	if err != nil {
 		b.Fatal(err)
 	}

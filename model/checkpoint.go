@@ -59,12 +59,6 @@ type history struct {
 	CompileTime []float64 `json:"compile_time"`
 }
 
-// EvalPoint is one held-out loss measurement.
-type EvalPoint struct {
-	Step int     `json:"step"`
-	Loss float64 `json:"loss"`
-}
-
 type checkpoint struct {
 	header       checkpointHeader
 	params, m, v [][]float32
@@ -158,7 +152,7 @@ func decodeCheckpoint(data []byte, c Config, specs []paramSpec) (*checkpoint, er
 	if err := json.Unmarshal(body[pre:pre+int(hlen)], &h); err != nil {
 		return nil, fmt.Errorf("bad header: %w", err)
 	}
-	if h.Key != c.key() {
+	if h.Key != checkpointKey(c) {
 		return nil, errors.New("written for a different config")
 	}
 	if len(h.Tensors) != len(specs) || h.Step < 0 || h.Step > c.Steps || len(h.History.TrainLoss) != h.Step {

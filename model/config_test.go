@@ -9,46 +9,6 @@ import (
 	"testing"
 )
 
-func TestVariantsRegistryOrder(t *testing.T) {
-	want := "nope rope alibi random-qk random-qkv learned-qk learned-qkv"
-	if got := strings.Join(Variants(), " "); got != want {
-		t.Fatalf("Variants() = %q, want %q", got, want)
-	}
-	if _, err := LookupVariant("pope"); err == nil || !strings.Contains(err.Error(), "pope") {
-		t.Fatalf("unknown variant error %v", err)
-	}
-}
-
-func TestProfileConfigs(t *testing.T) {
-	for _, p := range Profiles {
-		for _, v := range Variants() {
-			vocab := 257
-			if p == "paper" {
-				vocab = 50257
-			}
-			c, err := ProfileConfig(p, v, vocab)
-			if err != nil {
-				t.Fatalf("%s/%s: %v", p, v, err)
-			}
-			if c.Arch().Validate() != nil {
-				t.Fatalf("%s/%s: invalid arch", p, v)
-			}
-		}
-	}
-	c, _ := ProfileConfig("paper", "rope", 50257)
-	if c.Layers != 16 || c.DModel != 768 || c.Heads != 12 || c.Context != 512 {
-		t.Fatalf("paper profile %+v", c)
-	}
-	if _, err := ProfileConfig("huge", "rope", 257); err == nil {
-		t.Fatal("unknown profile accepted")
-	}
-	c.SigmaMin = 2
-	c.Variant = "random-qk"
-	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), ParamSigmaMin) {
-		t.Fatalf("bad sigma accepted: %v", err)
-	}
-}
-
 func TestBackendNames(t *testing.T) {
 	if _, err := NewBackend("xla:cuda"); err == nil || !strings.Contains(err.Error(), "noxla") {
 		t.Fatalf("xla request in a noxla build: %v", err)
@@ -126,5 +86,12 @@ func TestDataErrorsAreWrapped(t *testing.T) {
 	err := Train(context.Background(), c, failingData{newSynthData(23)}, dir, filepath.Join(dir, "o"), nil)
 	if err == nil || !strings.Contains(err.Error(), "shard missing") || !strings.Contains(err.Error(), "step 0") {
 		t.Fatalf("data error: %v", err)
+	}
+}
+
+func TestAttentionBias(t *testing.T) {
+	b := attentionBias(4, 3, true)
+	if b[0*9+2*3+0] != float32(-2./4) || b[3*9+1*3+0] != float32(-1./256) || b[0*9+0*3+1] != maskedLogit {
+		t.Fatalf("bias rows %v", b[:9])
 	}
 }

@@ -17,7 +17,7 @@
 //	// outDir/weights.rbw  (weights.Set, Arch filled; "angles" for accumulated variants)
 //	// outDir/train.json   (TrainReport: config, arch, loss curve, held-out losses; deterministic)
 //	// outDir/speed.json   (SpeedReport: step time, tokens/s, GFLOP/s, peak RSS; volatile)
-//	logits, err := model.Forward(set, tokens)              // gomlx forward of exported weights
+//	logits, err := gomlxeval.Forward(set, tokens)              // gomlx forward of exported weights
 //	names := model.Variants()                              // registry order
 //
 // Data is the only input: TrainBatch must be a pure function of

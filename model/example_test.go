@@ -6,13 +6,14 @@ import (
 	"os"
 	"path/filepath"
 
-	"routebench/model/weights"
+	"routebench/spec"
+	"routebench/spec/weights"
 )
 
 // Example shows the pipeline's use of the package: train one variant,
-// read its weights back, run the gomlx forward on a window.
+// read its weights back (model/gomlxeval and model/native evaluate them).
 func Example() {
-	cfg, err := ProfileConfig("smoke", "random-qkv", 257)
+	cfg, err := spec.ProfileConfig("smoke", "random-qkv", 257)
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -32,11 +33,11 @@ func Example() {
 		fmt.Println(err)
 		return
 	}
-	logits, err := Forward(set, []int32{72, 101, 108, 108, 111})
+	angles, err := set.Get("angles", cfg.Vocab, cfg.Heads, cfg.DModel/cfg.Heads/2)
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	fmt.Println(set.Arch.Variant, set.Arch.Rotation, set.Arch.ValueRot, len(logits), len(logits[0]))
-	// Output: random-qkv accumulated true 5 257
+	fmt.Println(set.Arch.Variant, set.Arch.Rotation, set.Arch.ValueRot, len(angles))
+	// Output: random-qkv accumulated true 4112
 }

@@ -9,6 +9,8 @@ import (
 	"github.com/gomlx/gomlx/backends"
 	. "github.com/gomlx/gomlx/pkg/core/graph" //nolint:revive // gomlx graph code reads best unqualified
 	"github.com/gomlx/gomlx/pkg/core/tensors"
+
+	"routebench/spec"
 )
 
 func testBackend(t testing.TB) backends.Backend {
@@ -215,7 +217,7 @@ func TestCustomOpGradients(t *testing.T) {
 // TestModelGradients checks the whole model's loss gradient in float64 for
 // every variant at a few elements of every parameter.
 func TestModelGradients(t *testing.T) {
-	variants := Variants()
+	variants := spec.Variants()
 	if testing.Short() {
 		variants = []string{"alibi", "learned-qkv"}
 	}
@@ -224,7 +226,7 @@ func TestModelGradients(t *testing.T) {
 			set, c := randomSet(t, v)
 			c.Layers = 1
 			tr := &trainer{c: c, n: newNet(c), specs: paramSpecs(c), table: fixedAngles(c)}
-			tr.hostRot = tr.n.v.Rotation == RotationRoPE || (tr.n.v.Rotation == RotationAccumulated && !tr.n.v.Learned)
+			tr.hostRot = tr.n.v.Rotation == spec.RotationRoPE || (tr.n.v.Rotation == spec.RotationAccumulated && !tr.n.v.Learned)
 			B, T := 2, 6
 			data := newSynthData(c.Vocab)
 			tok, tgt, _ := data.TrainBatch(1, 0, B, T)

@@ -5,6 +5,8 @@ import (
 
 	. "github.com/gomlx/gomlx/pkg/core/graph" //nolint:revive // gomlx graph code reads best unqualified
 	"github.com/gomlx/gomlx/pkg/core/tensors"
+
+	"routebench/spec"
 )
 
 // net builds the forward graph of ARCHITECTURE.md for one config. Only ops
@@ -17,7 +19,7 @@ type net struct {
 }
 
 func newNet(c Config) net {
-	v, _ := LookupVariant(c.Variant)
+	v, _ := spec.LookupVariant(c.Variant)
 	d := c.DModel / c.Heads
 	return net{c: c, v: v, H: c.Heads, d: d, P: d / 2}
 }
@@ -35,36 +37,61 @@ func (n net) logits(p map[string]*Node, tokens *Node, rot *rotation, bias *Node)
 	if n.v.Learned && rot == nil {
 		rot = n.learnedRotation(p["angles"], tokens)
 	}
-	h := Gather(p["embed"], InsertAxes(tokens, -1)) // [B, T, D]
+	h := n.embed(p, tokens) // [B, T, D]
 	for l := 0; l < n.c.Layers; l++ {
-		a := lastAxis(Mul, rmsNorm(h), p[blockName(l, "norm1")])
-		h = Add(h, n.attention(l, p, a, rot, bias, B, T))
-		m := lastAxis(Mul, rmsNorm(h), p[blockName(l, "norm2")])
-		u := gelu(lastAxis(Add, mm(m, p[blockName(l, "w1")]), p[blockName(l, "b1")]))
-		h = Add(h, lastAxis(Add, mm(u, p[blockName(l, "w2")]), p[blockName(l, "b2")]))
+		h = Add(h, n.attention(l, p, n.norm(h, p[blockName(l, "norm1")]), rot, bias, B, T))
+		h = Add(h, n.mlp(l, p, n.norm(h, p[blockName(l, "norm2")])))
 	}
-	return mm(lastAxis(Mul, rmsNorm(h), p["normf"]), p["unembed"])
+	return mm(n.norm(h, p["normf"]), p["unembed"])
 }
 
-func (n net) attention(l int, p map[string]*Node, a *Node, rot *rotation, bias *Node, B, T int) *Node {
-	H, d := n.H, n.d
-	heads := func(w string) *Node { return Reshape(mm(a, p[blockName(l, w)]), B, T, H, d) }
-	q, k, v := heads("wq"), heads("wk"), heads("wv")
+// embed looks up the token embeddings: [..., D] for tokens [...].
+func (n net) embed(p map[string]*Node, tokens *Node) *Node {
+	return Gather(p["embed"], InsertAxes(tokens, -1))
+}
+
+// norm is pre-norm RMSNorm with a gain [D] over the last axis.
+func (n net) norm(x, gain *Node) *Node { return lastAxis(Mul, rmsNorm(x), gain) }
+
+// mlp is block l's GELU MLP on the normed input m [..., D].
+func (n net) mlp(l int, p map[string]*Node, m *Node) *Node {
+	u := gelu(lastAxis(Add, mm(m, p[blockName(l, "w1")]), p[blockName(l, "b1")]))
+	return lastAxis(Add, mm(u, p[blockName(l, "w2")]), p[blockName(l, "b2")])
+}
+
+// qkv projects the normed input a [..., D] of block l into queries, keys
+// and values [..., H, d], rotated as the variant says (q, k by psi; v too
+// under value transport).
+func (n net) qkv(l int, p map[string]*Node, a *Node, rot *rotation) (q, k, v *Node) {
+	dims := append(append([]int(nil), a.Shape().Dimensions[:a.Rank()-1]...), n.H, n.d)
+	heads := func(w string) *Node { return Reshape(mm(a, p[blockName(l, w)]), dims...) }
+	q, k, v = heads("wq"), heads("wk"), heads("wv")
 	if rot != nil {
 		q, k = rotate(q, rot.cos, rot.sin), rotate(k, rot.cos, rot.sin)
 		if n.v.ValueRot {
 			v = rotate(v, rot.cos, rot.sin)
 		}
 	}
+	return q, k, v
+}
+
+// output un-rotates the attention output o [..., H, d] under value
+// transport (R(-psi_i)) and applies block l's output projection.
+func (n net) output(l int, p map[string]*Node, o *Node, rot *rotation) *Node {
+	if rot != nil && n.v.ValueRot {
+		o = rotate(o, rot.cos, Neg(rot.sin))
+	}
+	dims := append(append([]int(nil), o.Shape().Dimensions[:o.Rank()-2]...), n.H*n.d)
+	return mm(Reshape(o, dims...), p[blockName(l, "wo")])
+}
+
+func (n net) attention(l int, p map[string]*Node, a *Node, rot *rotation, bias *Node, B, T int) *Node {
+	q, k, v := n.qkv(l, p, a, rot)
 	s := DotGeneral(q, []int{3}, []int{0, 2}, k, []int{3}, []int{0, 2}) // [B, H, Tq, Tk]
-	s = Add(MulScalar(s, 1/math.Sqrt(float64(d))), BroadcastToDims(InsertAxes(constLike(s, bias), 0), s.Shape().Dimensions...))
+	s = Add(MulScalar(s, 1/math.Sqrt(float64(n.d))), BroadcastToDims(InsertAxes(constLike(s, bias), 0), s.Shape().Dimensions...))
 	alpha := softmax(s)
 	o := DotGeneral(alpha, []int{3}, []int{0, 1}, v, []int{1}, []int{0, 2}) // [B, H, Tq, d]
-	o = TransposeAllAxes(o, 0, 2, 1, 3)                                     // [B, Tq, H, d]
-	if rot != nil && n.v.ValueRot {
-		o = rotate(o, rot.cos, Neg(rot.sin)) // R(-psi_i)
-	}
-	return mm(Reshape(o, B, T, H*d), p[blockName(l, "wo")])
+	return n.output(l, p, TransposeAllAxes(o, 0, 2, 1, 3), rot)             // [B, Tq, H, d]
 }
 
 // lastAxis applies op(x, w) with w [N] broadcast along x's leading axes.
@@ -131,7 +158,7 @@ func (n net) learnedRotation(angles, tokens *Node) *rotation {
 // Rsqrt has no gradient in v0.26.0).
 func rmsNorm(u *Node) *Node {
 	ms := ReduceMean(Square(u), -1)
-	return Div(u, InsertAxes(Sqrt(AddScalar(ms, NormEps)), -1))
+	return Div(u, InsertAxes(Sqrt(AddScalar(ms, spec.NormEps)), -1))
 }
 
 // gelu is the tanh form: 0.5 u (1 + tanh(sqrt(2/pi) (u + 0.044715 u^3))).

@@ -6,6 +6,8 @@ import (
 	"github.com/gomlx/gomlx/pkg/core/dtypes"
 	. "github.com/gomlx/gomlx/pkg/core/graph" //nolint:revive // gomlx graph code reads best unqualified
 	"github.com/gomlx/gomlx/pkg/core/shapes"
+
+	"routebench/spec"
 )
 
 // largestNode builds (without running) the training-step graph of c and
@@ -16,7 +18,7 @@ func largestNode(t *testing.T, c Config) (int, string) {
 	var what string
 	err := catch("building step graph", func() error {
 		tr := &trainer{c: c, n: newNet(c), specs: paramSpecs(c)}
-		tr.hostRot = tr.n.v.Rotation == RotationRoPE || (tr.n.v.Rotation == RotationAccumulated && !tr.n.v.Learned)
+		tr.hostRot = tr.n.v.Rotation == spec.RotationRoPE || (tr.n.v.Rotation == spec.RotationAccumulated && !tr.n.v.Learned)
 		g := NewGraph(testBackend(t), "step")
 		defer g.Finalize()
 		var in []*Node
@@ -57,7 +59,7 @@ func largestNode(t *testing.T, c Config) (int, string) {
 func TestNoQuadraticTimesWidthTemporaries(t *testing.T) {
 	installMatmulVJP()
 	for _, v := range []string{"rope", "learned-qkv"} {
-		c, _ := ProfileConfig("cpu", v, 257)
+		c, _ := spec.ProfileConfig("cpu", v, 257)
 		limit := c.Batch * c.Context * c.Context * (c.DModel / c.Heads)
 		got, what := largestNode(t, c)
 		if got >= limit {
@@ -70,7 +72,7 @@ func TestNoQuadraticTimesWidthTemporaries(t *testing.T) {
 	}
 	VJPRegistration[NodeTypeDotGeneral] = stockDotGeneralVJP
 	defer func() { VJPRegistration[NodeTypeDotGeneral] = matmulVJP }()
-	c, _ := ProfileConfig("cpu", "rope", 257)
+	c, _ := spec.ProfileConfig("cpu", "rope", 257)
 	if got, _ := largestNode(t, c); got < c.Batch*c.Context*c.Context*(c.DModel/c.Heads) {
 		t.Fatalf("with the stock VJP the largest node is only %d elements: the check is blind", got)
 	}

@@ -5,7 +5,11 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"routebench/model/weights"
+	. "github.com/gomlx/gomlx/pkg/core/graph" //nolint:revive // gomlx graph code reads best unqualified
+	"github.com/gomlx/gomlx/pkg/core/tensors"
+
+	"routebench/spec"
+	"routebench/spec/weights"
 )
 
 // refForward is a plain float64 transcription of ARCHITECTURE.md, written
@@ -49,7 +53,7 @@ func refForward(t *testing.T, set *weights.Set, x []int32) [][]float64 {
 	psi := make([][][]float64, L)
 	var acc []float64
 	var table []float32
-	if a.Rotation == RotationAccumulated {
+	if a.Rotation == spec.RotationAccumulated {
 		table = get("angles", V, H, P)
 		acc = make([]float64, H*P)
 	}
@@ -59,9 +63,9 @@ func refForward(t *testing.T, set *weights.Set, x []int32) [][]float64 {
 			psi[i][h] = make([]float64, P)
 			for p := 0; p < P; p++ {
 				switch a.Rotation {
-				case RotationRoPE:
+				case spec.RotationRoPE:
 					psi[i][h][p] = float64(i) * math.Pow(a.RopeBase, -2*float64(p)/float64(d))
-				case RotationAccumulated:
+				case spec.RotationAccumulated:
 					acc[h*P+p] += float64(table[(int(x[i])*H+h)*P+p])
 					psi[i][h][p] = acc[h*P+p]
 				}
@@ -93,7 +97,7 @@ func refForward(t *testing.T, set *weights.Set, x []int32) [][]float64 {
 		for i := range hs {
 			an := rms(hs[i], get(b("norm1"), D))
 			q[i], k[i], v[i] = matvec(an, get(b("wq"), D, D), D), matvec(an, get(b("wk"), D, D), D), matvec(an, get(b("wv"), D, D), D)
-			for h := 0; h < H && a.Rotation != RotationNone; h++ {
+			for h := 0; h < H && a.Rotation != spec.RotationNone; h++ {
 				rot(q[i], h, psi[i][h], 1)
 				rot(k[i], h, psi[i][h], 1)
 				if a.ValueRot {
@@ -161,7 +165,7 @@ func refForward(t *testing.T, set *weights.Set, x []int32) [][]float64 {
 // attention patterns and rotations matter in the comparison.
 func randomSet(t *testing.T, variant string) (*weights.Set, Config) {
 	t.Helper()
-	c, err := ProfileConfig("smoke", variant, 29)
+	c, err := spec.ProfileConfig("smoke", variant, 29)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -185,7 +189,7 @@ func randomSet(t *testing.T, variant string) (*weights.Set, Config) {
 }
 
 func TestForwardMatchesReference(t *testing.T) {
-	for _, v := range Variants() {
+	for _, v := range spec.Variants() {
 		t.Run(v, func(t *testing.T) {
 			set, c := randomSet(t, v)
 			rng := rand.New(rand.NewPCG(5, 6))
@@ -193,7 +197,7 @@ func TestForwardMatchesReference(t *testing.T) {
 			for i := range x {
 				x[i] = int32(rng.IntN(c.Vocab))
 			}
-			got, err := Forward(set, x)
+			got, err := forward(set, x)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -211,4 +215,23 @@ func TestForwardMatchesReference(t *testing.T) {
 			t.Logf("max abs error %.2g at logit scale %.2g", worst, scale)
 		})
 	}
+}
+
+// forward is the training graph's full-attention forward on exported
+// weights (what gomlxeval.Forward runs), for this package's tests.
+func forward(set *weights.Set, tokens []int32) ([][]float32, error) {
+	L := len(tokens)
+	flat, c, err := RunExported(set, tokens, "", "forward", nil,
+		func(w Network, p map[string]*Node, tok *Node, rot *Rotation, _ []*Node) *Node {
+			bias := Const(tok.Graph(), tensors.FromFlatDataAndDimensions(attentionBias(w.Heads(), L, w.Variant().ALiBi), w.Heads(), L, L))
+			return w.Logits(p, tok, rot, bias)
+		})
+	if err != nil {
+		return nil, err
+	}
+	out := make([][]float32, L)
+	for i := range out {
+		out[i] = flat[i*c.Vocab : (i+1)*c.Vocab]
+	}
+	return out, nil
 }

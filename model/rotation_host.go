@@ -3,35 +3,29 @@ package model
 import (
 	"fmt"
 	"math"
+
+	"routebench/spec"
 )
 
 // hostRotation returns cos and sin of psi for a batch of windows, flattened
-// [B, T, H, d] with each pair's value on both of its dims, computed in
-// float64 (see position_rope.go, position_accumulated.go). table is the
-// angle table for accumulated variants (fixed or the learned variable's
-// current value); nil rotation kinds return nil slices.
+// [B, T, H, d] with each pair's value on both of its dims, from the float64
+// angles of package spec (RoPE, or the accumulated prefix sums of table:
+// the fixed table, or the learned variable's current value). Variants
+// without rotation return nil slices.
 func hostRotation(c Config, table []float32, tokens []int32, B, T int) (cos, sin []float32, err error) {
-	v, _ := LookupVariant(c.Variant)
+	v, err := spec.LookupVariant(c.Variant)
+	if err != nil {
+		return nil, nil, err
+	}
 	H, d := c.Heads, c.DModel/c.Heads
 	P := d / 2
 	if len(tokens) != B*T {
 		return nil, nil, fmt.Errorf("model: %d tokens for a %d x %d batch", len(tokens), B, T)
 	}
-	var perWindow func(w []int32) [][]float64 // psi[t][h*P+p]
-	switch v.Rotation {
-	case RotationNone:
+	if v.Rotation == spec.RotationNone {
 		return nil, nil, nil
-	case RotationRoPE:
-		r := ropeAngles(T, d, RopeBase) // same for every head
-		rows := make([][]float64, T)
-		for t := range rows {
-			rows[t] = make([]float64, H*P)
-			for h := 0; h < H; h++ {
-				copy(rows[t][h*P:], r[t])
-			}
-		}
-		perWindow = func([]int32) [][]float64 { return rows }
-	case RotationAccumulated:
+	}
+	if v.Rotation == spec.RotationAccumulated {
 		if len(table) != c.Vocab*H*P {
 			return nil, nil, fmt.Errorf("model: angle table has %d values, want %d x %d x %d", len(table), c.Vocab, H, P)
 		}
@@ -40,15 +34,27 @@ func hostRotation(c Config, table []float32, tokens []int32, B, T int) (cos, sin
 				return nil, nil, fmt.Errorf("model: token %d at position %d is outside vocabulary [0, %d)", x, i, c.Vocab)
 			}
 		}
-		perWindow = func(w []int32) [][]float64 { return accumulatedAngles(table, H, P, w) }
 	}
+	theta := spec.RopeFrequencies(d, spec.RopeBase)
+	psi := make([]float64, H*P) // one position's angles, [h*P+p]
 	cos = make([]float32, B*T*H*d)
 	sin = make([]float32, B*T*H*d)
 	for b := 0; b < B; b++ {
-		psi := perWindow(tokens[b*T : (b+1)*T])
+		clear(psi)
 		for t := 0; t < T; t++ {
+			switch v.Rotation {
+			case spec.RotationRoPE: // the same for every head
+				for h := 0; h < H; h++ {
+					for p, th := range theta {
+						psi[h*P+p] = spec.RopeAngle(t, th)
+					}
+				}
+			case spec.RotationAccumulated:
+				x := int(tokens[b*T+t])
+				spec.AccumulateAngles(psi, table[x*H*P:(x+1)*H*P])
+			}
 			base := (b*T + t) * H * d
-			for k, a := range psi[t] {
+			for k, a := range psi {
 				cs, sn := float32(math.Cos(a)), float32(math.Sin(a))
 				cos[base+2*k], cos[base+2*k+1] = cs, cs
 				sin[base+2*k], sin[base+2*k+1] = sn, sn

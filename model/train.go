@@ -15,7 +15,7 @@ import (
 	"strings"
 	"time"
 
-	"routebench/model/weights"
+	"routebench/spec"
 )
 
 // Data is the token source of a run. Both methods must be pure functions of
@@ -29,47 +29,21 @@ type Data interface {
 	EvalWindows(seed uint64, L, n int) ([][]int32, error)
 }
 
-// Output file names in outDir. weights.rbw and train.json are pure
-// functions of (config, data): identical bytes for identical inputs, also
-// across kills and resumes. speed.json holds the measurements of this
-// machine and run (volatile).
-const (
-	WeightsFile = "weights.rbw"
-	ReportFile  = "train.json"
-	SpeedFile   = "speed.json"
+// Train's output files and their types (spec.WeightsFile, spec.ReportFile,
+// spec.SpeedFile; spec.TrainReport, spec.SpeedReport) are defined in package
+// spec, so that the stages reading them do not link gomlx.
+type (
+	TrainReport = spec.TrainReport
+	SpeedReport = spec.SpeedReport
+	EvalPoint   = spec.EvalPoint
 )
 
-// TrainReport is train.json.
-type TrainReport struct {
-	Config       Config       `json:"config"`
-	Arch         weights.Arch `json:"arch"`
-	VariantDoc   string       `json:"variant_doc"`
-	Params       int          `json:"params"` // trained values
-	AngleSigmas  []float64    `json:"angle_sigmas,omitempty"`
-	SpectralGaps []float64    `json:"spectral_gaps,omitempty"` // 1 - exp(-sigma^2/2) per pair
-	StepsNote    string       `json:"steps_note,omitempty"`
-
-	TrainLoss    []float64   `json:"train_loss"` // every step
-	GradNorm     []float64   `json:"grad_norm"`  // every step, before clipping
-	Eval         []EvalPoint `json:"eval"`       // held-out loss every EvalEvery steps and at the end
-	FinalLoss    float64     `json:"final_train_loss"`
-	FlopsPerStep float64     `json:"flops_per_step"` // matmul FLOPs, forward + backward (FlopsPerStep)
-}
-
-// SpeedReport is speed.json: how fast this machine trained, over all
-// processes that contributed steps (step times survive resumes). Numbers
-// only, so readers may decode it as map[string]float64; variant and backend
-// are in train.json's config.
-type SpeedReport struct {
-	ResumedFrom    int     `json:"resumed_from"`      // step the last process started at
-	CompileSeconds float64 `json:"compile_seconds"`   // median first step of a process, including graph compilation
-	StepSeconds    float64 `json:"step_seconds"`      // median of the other steps (wall)
-	MinStepSeconds float64 `json:"min_step_seconds"`  // fastest step: the least-disturbed figure on a shared machine
-	TimedSteps     int     `json:"timed_steps"`       // steps behind the medians
-	TokensPerSec   float64 `json:"tokens_per_second"` // Batch*Context / StepSeconds
-	GFlopsPerSec   float64 `json:"gflops_per_second"` // FlopsPerStep / StepSeconds
-	PeakRSSBytes   int64   `json:"peak_rss_bytes"`    // process high-water mark (VmHWM), if readable
-}
+// File names, as spec names them.
+const (
+	WeightsFile = spec.WeightsFile
+	ReportFile  = spec.ReportFile
+	SpeedFile   = spec.SpeedFile
+)
 
 // Train trains cfg.Variant on data and writes outDir/weights.rbw and
 // outDir/train.json. Checkpoints go to workDir every CheckpointEvery steps
@@ -214,7 +188,7 @@ func (tr *trainer) saveCheckpoint(dir string, step int, hist history) error {
 	if err != nil {
 		return err
 	}
-	h := checkpointHeader{Key: tr.c.key(), Step: step, History: hist}
+	h := checkpointHeader{Key: checkpointKey(tr.c), Step: step, History: hist}
 	for _, s := range tr.specs {
 		h.Tensors = append(h.Tensors, checkpointEntr{Name: s.Name, Shape: s.Shape})
 	}
@@ -242,12 +216,12 @@ func (tr *trainer) export(outDir string, start int, hist history) error {
 	if n := len(hist.TrainLoss); n > 0 {
 		rep.FinalLoss = hist.TrainLoss[n-1]
 	}
-	if tr.n.v.Rotation == RotationAccumulated {
-		rep.AngleSigmas = AngleSigmas(tr.n.P, c.SigmaMax, c.SigmaMin)
-		rep.SpectralGaps = SpectralGaps(rep.AngleSigmas)
+	if tr.n.v.Rotation == spec.RotationAccumulated {
+		rep.AngleSigmas = spec.AngleSigmas(tr.n.P, c.SigmaMax, c.SigmaMin)
+		rep.SpectralGaps = spec.SpectralGaps(rep.AngleSigmas)
 	}
 	if c.Profile == "cpu" {
-		rep.StepsNote = CPUStepsNote
+		rep.StepsNote = spec.CPUStepsNote
 	}
 	sp := SpeedReport{ResumedFrom: start, CompileSeconds: median(hist.CompileTime), StepSeconds: median(hist.StepTime),
 		PeakRSSBytes: peakRSS(), TimedSteps: len(hist.StepTime)}
@@ -285,14 +259,14 @@ func (tr *trainer) export(outDir string, start int, hist history) error {
 // attention products, rotation swaps and, for learned variants, the
 // triangular prefix sum. Elementwise work is not counted.
 func FlopsPerStep(c Config) float64 {
-	v, _ := LookupVariant(c.Variant)
+	v, _ := spec.LookupVariant(c.Variant)
 	B, T, D, F, V, H := float64(c.Batch), float64(c.Context), float64(c.DModel), float64(c.DHidden), float64(c.Vocab), float64(c.Heads)
 	d := D / H
 	perLayer := 2*B*T*D*D*4 + 2*B*T*D*F*2 + 2*B*H*T*T*d*2
 	switch {
-	case v.Rotation != RotationNone && v.ValueRot:
+	case v.Rotation != spec.RotationNone && v.ValueRot:
 		perLayer += 2 * B * T * D * d * 4 // q, k, v, output
-	case v.Rotation != RotationNone:
+	case v.Rotation != spec.RotationNone:
 		perLayer += 2 * B * T * D * d * 2
 	}
 	fwd := float64(c.Layers)*perLayer + 2*B*T*D*V

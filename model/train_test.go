@@ -9,14 +9,15 @@ import (
 	"path/filepath"
 	"testing"
 
-	"routebench/model/weights"
-	"routebench/model/weights/weightstest"
+	"routebench/spec"
+	"routebench/spec/weights"
+	"routebench/spec/weights/weightstest"
 )
 
 // tinyConfig is smaller than the smoke profile, for tests that train often.
 func tinyConfig(t testing.TB, variant string, steps int) Config {
 	t.Helper()
-	c, err := ProfileConfig("smoke", variant, 23)
+	c, err := spec.ProfileConfig("smoke", variant, 23)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,7 +32,7 @@ func trainOnce(t *testing.T, c Config, data Data, work, out string) error {
 }
 
 func TestTrainSmoke(t *testing.T) {
-	variants := Variants()
+	variants := spec.Variants()
 	if testing.Short() {
 		variants = []string{"rope", "random-qkv", "learned-qk"}
 	}
@@ -52,7 +53,7 @@ func TestTrainSmoke(t *testing.T) {
 				t.Errorf("arch %+v, want %+v", set.Arch, c.Arch())
 			}
 			_, err = set.Get("angles", c.Vocab, c.Heads, c.DModel/c.Heads/2)
-			if wantAngles := set.Arch.Rotation == RotationAccumulated; (err == nil) != wantAngles {
+			if wantAngles := set.Arch.Rotation == spec.RotationAccumulated; (err == nil) != wantAngles {
 				t.Errorf("angles present = %v, want %v", err == nil, wantAngles)
 			}
 			for _, f := range []string{ReportFile, SpeedFile} {
@@ -140,7 +141,7 @@ func TestLearnedGraphRotationMatchesHost(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		logits, err := Forward(set, win[0][:c.Context])
+		logits, err := forward(set, win[0][:c.Context])
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -225,8 +226,8 @@ func TestSmokeProfileAllVariants(t *testing.T) {
 		t.Skip("full mode only")
 	}
 	data := newSynthData(257)
-	for _, v := range Variants() {
-		c, err := ProfileConfig("smoke", v, 257)
+	for _, v := range spec.Variants() {
+		c, err := spec.ProfileConfig("smoke", v, 257)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -256,7 +257,7 @@ func TestExecutorsAgreeAtCPUProfile(t *testing.T) {
 	}
 	var states [][][]float32
 	for _, be := range []string{"go", "go:ops_sequential,parallelism=0,dotgeneral_large"} {
-		c, _ := ProfileConfig("cpu", "random-qkv", 257)
+		c, _ := spec.ProfileConfig("cpu", "random-qkv", 257)
 		c.Backend = be
 		tr, err := newTrainer(c)
 		if err != nil {

@@ -6,6 +6,8 @@ import (
 	"github.com/gomlx/gomlx/backends"
 	. "github.com/gomlx/gomlx/pkg/core/graph" //nolint:revive // gomlx graph code reads best unqualified
 	"github.com/gomlx/gomlx/pkg/core/tensors"
+
+	"routebench/spec"
 )
 
 // trainer holds the compiled step and eval graphs and the device-side state
@@ -32,7 +34,7 @@ func newTrainer(c Config) (*trainer, error) {
 	}
 	n := newNet(c)
 	tr := &trainer{c: c, n: n, specs: paramSpecs(c), backend: b, table: fixedAngles(c),
-		hostRot: n.v.Rotation == RotationRoPE || (n.v.Rotation == RotationAccumulated && !n.v.Learned)}
+		hostRot: n.v.Rotation == spec.RotationRoPE || (n.v.Rotation == spec.RotationAccumulated && !n.v.Learned)}
 	err = catch("compiling "+c.Variant, func() error {
 		var err error
 		if tr.step, err = NewExec(b, tr.stepGraph); err != nil {

@@ -294,7 +294,7 @@ func TestEmbeddedSaltCoversImports(t *testing.T) {
 		t.Fatal(err)
 	}
 	all := strings.Join(lines, "\n")
-	for _, want := range []string{"src routebench/stages/train/stage.go", "src routebench/model/train.go", "src routebench/model/weights/weights.go", "src routebench/stages/tokenize/"} {
+	for _, want := range []string{"src routebench/stages/train/stage.go", "src routebench/model/train.go", "src routebench/spec/weights/weights.go", "src routebench/stages/tokenize/"} {
 		if !strings.Contains(all, want) {
 			t.Errorf("train salt lacks %q", want)
 		}

@@ -6,8 +6,8 @@ import (
 	"os/exec"
 	"strings"
 
-	"routebench/model"
 	"routebench/pipeline"
+	"routebench/spec"
 	"routebench/stages/bench"
 	"routebench/stages/evaluate"
 	"routebench/stages/report"
@@ -18,6 +18,9 @@ import (
 
 // ReportStage is the name of the stage whose artifact holds RESULTS.md.
 const ReportStage = report.Kind
+
+// ResultsFile is the report's markdown file, RESULTS.md.
+const ResultsFile = report.ResultsFile
 
 // vocabOf is the vocabulary size of a tokenizer (ids + end-of-document).
 func vocabOf(tok string) int {
@@ -37,11 +40,11 @@ func Build(p Profile) (*pipeline.Plan, error) {
 	}
 	variants := p.Variants
 	if len(variants) == 0 {
-		variants = model.Variants()
+		variants = spec.Variants()
 	}
 	vocab := vocabOf(p.Tokenizer)
 	// All variants share the architecture of the profile; T comes from it.
-	first, err := model.ProfileConfig(p.Name, variants[0], vocab)
+	first, err := spec.ProfileConfig(p.Name, variants[0], vocab)
 	if err != nil {
 		return nil, fmt.Errorf("profile %s: %w", p.Name, err)
 	}
@@ -55,7 +58,7 @@ func Build(p Profile) (*pipeline.Plan, error) {
 	all := []*pipeline.Stage{tok}
 	in := report.Inputs{Train: map[string]*pipeline.Stage{}, Evaluate: map[string]*pipeline.Stage{}}
 	for _, v := range variants {
-		cfg, err := model.ProfileConfig(p.Name, v, vocab)
+		cfg, err := spec.ProfileConfig(p.Name, v, vocab)
 		if err != nil {
 			return nil, fmt.Errorf("profile %s: %w", p.Name, err)
 		}

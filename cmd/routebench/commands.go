@@ -190,7 +190,7 @@ func exportResults(arts map[string]*artifacts.Artifact, dir string) error {
 			return fmt.Errorf("exporting %s: %w", dst, err)
 		}
 	}
-	fmt.Fprintf(os.Stderr, "results: %s\n", filepath.Join(dir, "RESULTS.md"))
+	fmt.Fprintf(os.Stderr, "results: %s\n", filepath.Join(dir, stages.ResultsFile))
 	return nil
 }
 

@@ -45,7 +45,7 @@ func currentResults(c *common) (*ci.Baseline, error) {
 			evals[res.Variant] = &res
 		case name == theory.Kind:
 			var sum theory.Summary
-			if err := readArtifactJSON(a, "theory.json", &sum); err != nil {
+			if err := readArtifactJSON(a, theory.SummaryFile, &sum); err != nil {
 				return nil, err
 			}
 			for _, ch := range sum.Checks {

@@ -1,13 +1,17 @@
 package native
 
-import "fmt"
+import (
+	"fmt"
+
+	"routebench/spec"
+)
 
 // AttentionSpec describes a standalone attention problem, for benchmarks
 // and for callers that want the kernel without a model (the forward pass
 // builds the same thing internally).
 type AttentionSpec struct {
 	L, Heads, DHead int
-	Rotation        string  // "none", "rope" or "accumulated"
+	Rotation        string  // spec.RotationNone, RotationRoPE or RotationAccumulated
 	RopeBase        float64 // rope only
 	ValueRot        bool    // value transport (accumulated only)
 	ALiBi           bool
@@ -22,34 +26,34 @@ type Attention struct {
 }
 
 // NewAttention checks spec and precomputes its rotation table.
-func NewAttention(spec AttentionSpec) (*Attention, error) {
-	if spec.L <= 0 || spec.Heads <= 0 || spec.DHead <= 0 || spec.DHead%2 != 0 {
-		return nil, fmt.Errorf("native: attention spec L=%d heads=%d d_head=%d: want positive sizes and an even d_head", spec.L, spec.Heads, spec.DHead)
+func NewAttention(as AttentionSpec) (*Attention, error) {
+	if as.L <= 0 || as.Heads <= 0 || as.DHead <= 0 || as.DHead%2 != 0 {
+		return nil, fmt.Errorf("native: attention spec L=%d heads=%d d_head=%d: want positive sizes and an even d_head", as.L, as.Heads, as.DHead)
 	}
-	s := &attnShape{L: spec.L, H: spec.Heads, d: spec.DHead, valueRot: spec.ValueRot}
-	switch spec.Rotation {
-	case "none":
-	case "rope":
-		s.cs = ropeCosSin(spec.L, spec.Heads, spec.DHead, spec.RopeBase, 0)
-	case "accumulated":
-		if len(spec.Tokens) != spec.L {
-			return nil, fmt.Errorf("native: accumulated attention needs %d tokens, got %d", spec.L, len(spec.Tokens))
+	s := &attnShape{L: as.L, H: as.Heads, d: as.DHead, valueRot: as.ValueRot}
+	switch as.Rotation {
+	case spec.RotationNone:
+	case spec.RotationRoPE:
+		s.cs = ropeCosSin(as.L, as.Heads, as.DHead, as.RopeBase, 0)
+	case spec.RotationAccumulated:
+		if len(as.Tokens) != as.L {
+			return nil, fmt.Errorf("native: accumulated attention needs %d tokens, got %d", as.L, len(as.Tokens))
 		}
-		per := spec.Heads * spec.DHead / 2
-		for i, x := range spec.Tokens {
-			if x < 0 || (int(x)+1)*per > len(spec.Angles) {
-				return nil, fmt.Errorf("native: token %d at position %d has no row in the %d-value angle table", x, i, len(spec.Angles))
+		per := as.Heads * as.DHead / 2
+		for i, x := range as.Tokens {
+			if x < 0 || (int(x)+1)*per > len(as.Angles) {
+				return nil, fmt.Errorf("native: token %d at position %d has no row in the %d-value angle table", x, i, len(as.Angles))
 			}
 		}
-		s.cs = accumulatedCosSin(spec.Tokens, spec.Angles, spec.Heads, spec.DHead, 0)
+		s.cs = accumulatedCosSin(as.Tokens, as.Angles, as.Heads, as.DHead, 0)
 	default:
-		return nil, fmt.Errorf("native: unknown rotation %q (want none, rope or accumulated)", spec.Rotation)
+		return nil, fmt.Errorf("native: unknown rotation %q (want none, rope or accumulated)", as.Rotation)
 	}
-	if spec.ValueRot && s.cs == nil {
+	if as.ValueRot && s.cs == nil {
 		return nil, fmt.Errorf("native: value transport needs a rotation")
 	}
-	if spec.ALiBi {
-		s.slopes = alibiSlopes(spec.Heads)
+	if as.ALiBi {
+		s.slopes = alibiSlopes(as.Heads)
 	}
 	return &Attention{s: s, bufs: newHeadBufs(s)}, nil
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"math"
+
+	"routebench/spec"
 )
 
 // Options controls one LogProbs call.
@@ -61,9 +63,9 @@ func (m *Model) LogProbs(ctx context.Context, tokens, targets []int32, opts Opti
 	}
 	s := &attnShape{L: L, H: H, d: d, valueRot: a.ValueRot, slopes: m.slopes}
 	switch a.Rotation {
-	case "rope":
+	case spec.RotationRoPE:
 		s.cs = ropeCosSin(L, H, d, a.RopeBase, workers)
-	case "accumulated":
+	case spec.RotationAccumulated:
 		s.cs = accumulatedCosSin(tokens, m.angles, H, d, workers)
 	}
 	bufs := newHeadBufs(s)

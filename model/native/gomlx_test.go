@@ -9,12 +9,12 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"routebench/model"
-	"routebench/model/weights/weightstest"
+	"routebench/model/gomlxeval"
+	"routebench/spec/weights/weightstest"
 )
 
 // TestMatchesGomlxForward cross-checks the native logits against the gomlx
-// model's forward (model.Forward, simplego backend) on random weights for
+// model's forward (gomlxeval.Forward, simplego backend) on random weights for
 // every variant: the two implementations of ARCHITECTURE.md must agree to
 // float32 accuracy (tolLogit, scaled by the row's largest logit). Build
 // with -tags noxla (gomlx's XLA binding is not available here).
@@ -33,7 +33,7 @@ func TestMatchesGomlxForward(t *testing.T) {
 				for i := range toks {
 					toks[i] = int32(r.IntN(a.Vocab))
 				}
-				want, err := model.Forward(set, toks)
+				want, err := gomlxeval.Forward(set, toks)
 				if err != nil {
 					t.Fatalf("gomlx forward: %v", err)
 				}

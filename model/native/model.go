@@ -3,14 +3,15 @@ package native
 import (
 	"fmt"
 
-	"routebench/model/weights"
+	"routebench/spec"
+	"routebench/spec/weights"
 )
 
 // Model is a weights set prepared for the native forward pass: checked,
 // with matrices packed for the sgemm kernels. It is read-only after Load
 // and safe for concurrent LogProbs calls.
 type Model struct {
-	Arch   weights.Arch
+	Arch   spec.Arch
 	embed  []float32 // [V][D]
 	layers []layer
 	normf  []float32
@@ -61,7 +62,7 @@ func Load(set *weights.Set) (*Model, error) {
 		return nil, err
 	}
 	m.unemb = packB(un, D, V)
-	if a.Rotation == "accumulated" {
+	if a.Rotation == spec.RotationAccumulated {
 		if m.angles, err = get("angles", V, H, a.DHead()/2); err != nil {
 			return nil, err
 		}

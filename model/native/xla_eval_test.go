@@ -11,9 +11,9 @@ import (
 	"testing"
 	"time"
 
-	"routebench/model"
-	"routebench/model/weights"
-	"routebench/model/weights/weightstest"
+	"routebench/model/gomlxeval"
+	"routebench/spec/weights"
+	"routebench/spec/weights/weightstest"
 )
 
 // The GPU check's evaluator comparison (scripts/gpu-check.sh, step
@@ -54,7 +54,7 @@ func TestBlockwiseMatchesNative(t *testing.T) {
 }
 
 // compareEvaluators evaluates random windows of each length with
-// model.LogProbsBlockwise on backend (twice: the first call compiles) and
+// gomlxeval.LogProbsBlockwise on backend (twice: the first call compiles) and
 // with the native evaluator, logs both times, and fails if the
 // log-probabilities differ by more than tol relative to 1+|log p|.
 func compareEvaluators(t *testing.T, set *weights.Set, backend string, lengths []int, chunk int, tol float64) {
@@ -74,7 +74,7 @@ func compareEvaluators(t *testing.T, set *weights.Set, backend string, lengths [
 		var got []float64
 		for i := range xlaSec {
 			start := time.Now()
-			got, err = model.LogProbsBlockwise(set, toks[:L], toks[1:], chunk, backend)
+			got, err = gomlxeval.LogProbsBlockwise(set, toks[:L], toks[1:], chunk, backend)
 			if err != nil {
 				t.Fatalf("L=%d: %s: %v", L, backend, err)
 			}

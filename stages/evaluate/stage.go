@@ -19,8 +19,9 @@ import (
 	"path/filepath"
 	"time"
 
-	"routebench/model/weights"
 	"routebench/pipeline"
+	"routebench/spec"
+	"routebench/spec/weights"
 	"routebench/stages/train"
 )
 
@@ -91,7 +92,7 @@ func loadWeights(rc *pipeline.RunContext, cfg Config) (*weights.Set, error) {
 	if err != nil {
 		return nil, err
 	}
-	p, err := art.Path("weights.rbw")
+	p, err := art.Path(spec.WeightsFile)
 	if err != nil {
 		return nil, err
 	}

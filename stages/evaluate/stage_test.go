@@ -9,8 +9,9 @@ import (
 	"testing"
 
 	"routebench/artifacts"
-	"routebench/model/weights"
 	"routebench/pipeline"
+	"routebench/spec"
+	"routebench/spec/weights"
 )
 
 // weightsArtifact stores a tiny weights file claiming the given variant.
@@ -20,7 +21,7 @@ func weightsArtifact(t *testing.T, variant, profile string, T int) *artifacts.Ar
 	if err != nil {
 		t.Fatal(err)
 	}
-	arch := weights.Arch{Variant: variant, Profile: profile, Vocab: 3, DModel: 4, Layers: 1, Heads: 2, DHidden: 4,
+	arch := spec.Arch{Variant: variant, Profile: profile, Vocab: 3, DModel: 4, Layers: 1, Heads: 2, DHidden: 4,
 		Context: T, NormEps: 1e-5, RopeBase: 10000, Rotation: "rope"}
 	set, err := weights.NewSet(arch, []weights.Tensor{{Name: "embed", Shape: []int{3, 4}, Data: make([]float32, 12)}})
 	if err != nil {
@@ -31,7 +32,7 @@ func weightsArtifact(t *testing.T, variant, profile string, T int) *artifacts.Ar
 	if err := set.Write(&buf); err != nil {
 		t.Fatal(err)
 	}
-	os.WriteFile(filepath.Join(dir, "weights.rbw"), buf.Bytes(), 0o644)
+	os.WriteFile(filepath.Join(dir, spec.WeightsFile), buf.Bytes(), 0o644)
 	art, err := store.Put(artifacts.ActionID{1}, "train/"+variant, dir)
 	if err != nil {
 		t.Fatal(err)

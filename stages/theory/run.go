@@ -9,7 +9,10 @@ import (
 	"sort"
 )
 
-// Summary is everything the stage found; theory.json is its JSON encoding.
+// SummaryFile is the stage's machine-readable result: Summary as JSON.
+const SummaryFile = "theory.json"
+
+// Summary is everything the stage found; SummaryFile is its JSON encoding.
 type Summary struct {
 	Profile string         `json:"profile"`
 	Seed    uint64         `json:"seed"`
@@ -96,13 +99,13 @@ func Run(ctx context.Context, cfg Config, outDir string, progress func(done, tot
 	for name := range files {
 		sum.Files = append(sum.Files, name)
 	}
-	sum.Files = append(sum.Files, "theory.json")
+	sum.Files = append(sum.Files, SummaryFile)
 	sort.Strings(sum.Files)
 	js, err := json.MarshalIndent(sum, "", "  ")
 	if err != nil {
 		return nil, fmt.Errorf("theory: encode theory.json: %w", err)
 	}
-	files["theory.json"] = append(js, '\n')
+	files[SummaryFile] = append(js, '\n')
 	for _, name := range sum.Files {
 		if err := writeAtomic(filepath.Join(outDir, name), files[name]); err != nil {
 			return nil, err

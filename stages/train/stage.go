@@ -12,6 +12,7 @@ import (
 
 	"routebench/model"
 	"routebench/pipeline"
+	"routebench/spec"
 	"routebench/stages/tokenize"
 )
 
@@ -22,14 +23,14 @@ const Kind = "train"
 const ShardsInput = "shards"
 
 // Stage returns the training stage of one variant.
-func Stage(cfg model.Config, shards *pipeline.Stage) *pipeline.Stage {
+func Stage(cfg spec.Config, shards *pipeline.Stage) *pipeline.Stage {
 	return &pipeline.Stage{
 		Name:     Kind + "/" + cfg.Variant,
 		Kind:     Kind,
 		Config:   cfg,
 		Inputs:   []pipeline.Input{{Name: ShardsInput, Stage: shards}},
 		Code:     []string{"routebench/stages/train"},
-		Volatile: []string{model.SpeedFile},
+		Volatile: []string{spec.SpeedFile},
 		Run: func(rc *pipeline.RunContext) error {
 			ds, err := OpenShards(rc)
 			if err != nil {

@@ -2,20 +2,25 @@ package model
 
 import (
 	"fmt"
-	"math"
 
 	. "github.com/gomlx/gomlx/pkg/core/graph" //nolint:revive // gomlx graph code reads best unqualified
 	"github.com/gomlx/gomlx/pkg/core/tensors"
 
-	"routebench/model/weights"
+	"routebench/spec"
+	"routebench/spec/weights"
 )
 
+// The glue that runs a graph of this package's network on exported weights,
+// for the evaluators of model/gomlxeval (Forward, LogProbsBlockwise) and
+// this package's tests. The evaluators' own graphs live there, outside the
+// training key.
+
 // configFromArch recovers the forward-relevant config of a weights file.
-func configFromArch(a weights.Arch) (Config, error) {
+func configFromArch(a spec.Arch) (Config, error) {
 	if err := a.Validate(); err != nil {
 		return Config{}, err
 	}
-	v, err := LookupVariant(a.Variant)
+	v, err := spec.LookupVariant(a.Variant)
 	if err != nil {
 		return Config{}, err
 	}
@@ -23,53 +28,22 @@ func configFromArch(a weights.Arch) (Config, error) {
 		return Config{}, fmt.Errorf("model: weights arch (rotation %q, value_rot %v, alibi %v) does not match variant %q",
 			a.Rotation, a.ValueRot, a.ALiBi, a.Variant)
 	}
-	if a.NormEps != NormEps || a.RopeBase != RopeBase {
+	if a.NormEps != spec.NormEps || a.RopeBase != spec.RopeBase {
 		return Config{}, fmt.Errorf("model: weights use norm_eps %g, rope_base %g; this build implements %g, %g",
-			a.NormEps, a.RopeBase, NormEps, RopeBase)
+			a.NormEps, a.RopeBase, spec.NormEps, spec.RopeBase)
 	}
 	return Config{Variant: a.Variant, Profile: a.Profile, Vocab: a.Vocab, DModel: a.DModel, Layers: a.Layers,
 		Heads: a.Heads, DHidden: a.DHidden, Context: a.Context, Backend: "go"}, nil
 }
 
-// Forward runs the gomlx forward pass of exported weights on one window
-// and returns logits [len(tokens)][Vocab]. Rotations come from the host
-// float64 path for every variant (including learned ones: their table is
-// fixed once exported), the same path the native evaluator implements.
-// Memory is O(H L^2): meant for cross-checks, not for long contexts (see
-// LogProbsBlockwise).
-func Forward(set *weights.Set, tokens []int32) (logits [][]float32, err error) {
-	if set == nil || len(tokens) == 0 {
-		return nil, fmt.Errorf("model: Forward needs weights and at least one token")
-	}
-	L := len(tokens)
-	flat, c, err := runExported(set, tokens, "", "Forward", nil,
-		func(n net, p map[string]*Node, tok *Node, rot *rotation, _ []*Node) *Node {
-			bias := Const(tok.Graph(), tensors.FromFlatDataAndDimensions(attentionBias(n.H, L, n.v.ALiBi), n.H, L, L))
-			return n.logits(p, tok, rot, bias)
-		})
-	if err != nil {
-		return nil, err
-	}
-	logits = make([][]float32, L)
-	for i := range logits {
-		logits[i] = flat[i*c.Vocab : (i+1)*c.Vocab]
-		for _, x := range logits[i] {
-			if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
-				return nil, fmt.Errorf("model: Forward: non-finite logit at position %d (%s/%s weights)", i, c.Profile, c.Variant)
-			}
-		}
-	}
-	return logits, nil
-}
-
-// runExported builds and runs one graph on exported weights and one window,
+// RunExported builds and runs one graph on exported weights and one window,
 // on backend (empty: "go"), and returns its single output flattened, with
 // the weights' config. build gets the parameters by name, the tokens
 // [1, L] (int32), the host rotation (cos and sin [1, L, H, d]; nil for
 // variants without one) and the extra inputs, in order. name is the
 // caller's, for errors.
-func runExported(set *weights.Set, tokens []int32, backend, name string, extra []*tensors.Tensor,
-	build func(n net, p map[string]*Node, tok *Node, rot *rotation, extra []*Node) *Node) ([]float32, Config, error) {
+func RunExported(set *weights.Set, tokens []int32, backend, name string, extra []*tensors.Tensor,
+	build func(w Network, p map[string]*Node, tok *Node, rot *Rotation, extra []*Node) *Node) ([]float32, Config, error) {
 	c, err := configFromArch(set.Arch)
 	if err != nil {
 		return nil, c, err
@@ -95,7 +69,7 @@ func runExported(set *weights.Set, tokens []int32, backend, name string, extra [
 	L := len(tokens)
 	inputs = append(inputs, tensors.FromFlatDataAndDimensions(append([]int32(nil), tokens...), 1, L))
 	var table []float32
-	if n.v.Rotation == RotationAccumulated {
+	if n.v.Rotation == spec.RotationAccumulated {
 		if table, err = set.Get("angles", c.Vocab, c.Heads, n.P); err != nil {
 			return nil, c, err
 		}
@@ -124,12 +98,12 @@ func runExported(set *weights.Set, tokens []int32, backend, name string, extra [
 				p[s.Name] = in[i]
 			}
 			i := len(specs) + 1
-			var rot *rotation
+			var rot *Rotation
 			if hasRot {
-				rot = &rotation{cos: in[i], sin: in[i+1]}
+				rot = &Rotation{Cos: in[i], Sin: in[i+1]}
 				i += 2
 			}
-			return build(n, p, in[len(specs)], rot, in[i:])
+			return build(Network{n}, p, in[len(specs)], rot, in[i:])
 		})
 		if err != nil {
 			return err

@@ -1,4 +1,4 @@
-package model
+package gomlxeval
 
 import (
 	"fmt"
@@ -9,7 +9,9 @@ import (
 	"github.com/gomlx/gomlx/pkg/core/shapes"
 	"github.com/gomlx/gomlx/pkg/core/tensors"
 
-	"routebench/model/weights"
+	"routebench/model"
+	"routebench/spec"
+	"routebench/spec/weights"
 )
 
 // LogProbsBlockwise is the gomlx evaluator for long windows: the forward of
@@ -26,29 +28,30 @@ import (
 // (weights shape, L, chunk).
 func LogProbsBlockwise(set *weights.Set, tokens, targets []int32, chunk int, backend string) ([]float64, error) {
 	if set == nil || len(tokens) == 0 || len(targets) != len(tokens) {
-		return nil, fmt.Errorf("model: LogProbsBlockwise needs weights and as many targets (%d) as tokens (%d, at least one)", len(targets), len(tokens))
+		return nil, fmt.Errorf("gomlxeval: LogProbsBlockwise needs weights and as many targets (%d) as tokens (%d, at least one)", len(targets), len(tokens))
 	}
 	if chunk <= 0 {
-		return nil, fmt.Errorf("model: LogProbsBlockwise: chunk %d must be positive", chunk)
+		return nil, fmt.Errorf("gomlxeval: LogProbsBlockwise: chunk %d must be positive", chunk)
 	}
 	V := set.Arch.Vocab
 	for i, y := range targets {
 		if y < 0 || int(y) >= V {
-			return nil, fmt.Errorf("model: LogProbsBlockwise: target %d at position %d is outside vocabulary [0, %d)", y, i, V)
+			return nil, fmt.Errorf("gomlxeval: LogProbsBlockwise: target %d at position %d is outside vocabulary [0, %d)", y, i, V)
 		}
 	}
 	L := len(tokens)
 	tgt := tensors.FromFlatDataAndDimensions(append([]int32(nil), targets...), L)
-	flat, c, err := runExported(set, tokens, backend, "LogProbsBlockwise", []*tensors.Tensor{tgt},
-		func(n net, p map[string]*Node, tok *Node, rot *rotation, extra []*Node) *Node {
+	flat, c, err := model.RunExported(set, tokens, backend, "LogProbsBlockwise", []*tensors.Tensor{tgt},
+		func(w model.Network, p map[string]*Node, tok *Node, rot *model.Rotation, extra []*Node) *Node {
 			var slopes []float64
-			if n.v.ALiBi {
-				slopes = alibiSlopes(n.H)
+			if w.Variant().ALiBi {
+				slopes = spec.ALiBiSlopes(w.Heads())
 			}
 			if rot != nil { // drop the batch axis: [1, L, H, d] -> [L, H, d]
-				rot = &rotation{cos: Reshape(rot.cos, L, n.H, n.d), sin: Reshape(rot.sin, L, n.H, n.d)}
+				H, d := w.Heads(), w.DHead()
+				rot = &model.Rotation{Cos: Reshape(rot.Cos, L, H, d), Sin: Reshape(rot.Sin, L, H, d)}
 			}
-			return n.blockwiseLogProbs(p, Reshape(tok, L), extra[0], rot, slopes, chunk)
+			return blockwiseLogProbs(w, p, Reshape(tok, L), extra[0], rot, slopes, chunk)
 		})
 	if err != nil {
 		return nil, err
@@ -56,30 +59,27 @@ func LogProbsBlockwise(set *weights.Set, tokens, targets []int32, chunk int, bac
 	lp := make([]float64, L)
 	for i, x := range flat {
 		if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
-			return nil, fmt.Errorf("model: LogProbsBlockwise: non-finite log-probability at position %d (%s/%s weights)", i, c.Profile, c.Variant)
+			return nil, fmt.Errorf("gomlxeval: LogProbsBlockwise: non-finite log-probability at position %d (%s/%s weights)", i, c.Profile, c.Variant)
 		}
 		lp[i] = float64(x)
 	}
 	return lp, nil
 }
 
-// blockwiseLogProbs is logits plus log-softmax for one window of tokens
-// [L] (B = 1), chunk by chunk: [L] log-probabilities of targets [L].
-func (n net) blockwiseLogProbs(p map[string]*Node, tokens, targets *Node, rot *rotation, slopes []float64, chunk int) *Node {
+// blockwiseLogProbs is the network's logits plus log-softmax for one window
+// of tokens [L] (B = 1), chunk by chunk: [L] log-probabilities of targets [L].
+func blockwiseLogProbs(w model.Network, p map[string]*Node, tokens, targets *Node, rot *model.Rotation, slopes []float64, chunk int) *Node {
 	L := tokens.Shape().Dimensions[0]
-	h := Gather(p["embed"], InsertAxes(tokens, -1)) // [L, D]
-	for l := 0; l < n.c.Layers; l++ {
-		a := lastAxis(Mul, rmsNorm(h), p[blockName(l, "norm1")])
-		h = Add(h, n.blockwiseAttention(l, p, a, rot, slopes, chunk))
-		m := lastAxis(Mul, rmsNorm(h), p[blockName(l, "norm2")])
-		u := gelu(lastAxis(Add, mm(m, p[blockName(l, "w1")]), p[blockName(l, "b1")]))
-		h = Add(h, lastAxis(Add, mm(u, p[blockName(l, "w2")]), p[blockName(l, "b2")]))
+	h := w.Embed(p, tokens) // [L, D]
+	for l := 0; l < w.Config().Layers; l++ {
+		h = Add(h, blockwiseAttention(w, l, p, w.Norm(h, p[model.BlockName(l, "norm1")]), rot, slopes, chunk))
+		h = Add(h, w.MLP(l, p, w.Norm(h, p[model.BlockName(l, "norm2")])))
 	}
-	hf := lastAxis(Mul, rmsNorm(h), p["normf"])
+	hf := w.Norm(h, p["normf"])
 	var parts []*Node
 	for q0 := 0; q0 < L; q0 += chunk {
 		q1 := min(q0+chunk, L)
-		logits := mm(Slice(hf, AxisRange(q0, q1)), p["unembed"]) // [c, V]
+		logits := model.Dense(Slice(hf, AxisRange(q0, q1)), p["unembed"]) // [c, V]
 		mx := ReduceMax(logits, -1)
 		sh := Sub(logits, InsertAxes(mx, -1))
 		lse := Log(ReduceSum(Exp(sh), -1))
@@ -89,34 +89,22 @@ func (n net) blockwiseLogProbs(p map[string]*Node, tokens, targets *Node, rot *r
 	return Concatenate(parts, 0)
 }
 
-// blockwiseAttention is attention() for one window [L, D], queries in
-// chunks, each against keys [0, chunk end).
-func (n net) blockwiseAttention(l int, p map[string]*Node, a *Node, rot *rotation, slopes []float64, chunk int) *Node {
+// blockwiseAttention is block l's attention for one window [L, D], queries
+// in chunks, each against keys [0, chunk end).
+func blockwiseAttention(w model.Network, l int, p map[string]*Node, a *Node, rot *model.Rotation, slopes []float64, chunk int) *Node {
 	L := a.Shape().Dimensions[0]
-	H, d := n.H, n.d
-	heads := func(w string) *Node { return Reshape(mm(a, p[blockName(l, w)]), L, H, d) }
-	q, k, v := heads("wq"), heads("wk"), heads("wv")
-	if rot != nil {
-		q, k = rotate(q, rot.cos, rot.sin), rotate(k, rot.cos, rot.sin)
-		if n.v.ValueRot {
-			v = rotate(v, rot.cos, rot.sin)
-		}
-	}
+	q, k, v := w.QKV(l, p, a, rot) // [L, H, d]
 	var outs []*Node
 	for q0 := 0; q0 < L; q0 += chunk {
 		q1 := min(q0+chunk, L)
 		qc := Slice(q, AxisRange(q0, q1))                                // [c, H, d]
 		kc, vc := Slice(k, AxisRange(0, q1)), Slice(v, AxisRange(0, q1)) // [K, H, d]
 		s := DotGeneral(qc, []int{2}, []int{1}, kc, []int{2}, []int{1})  // [H, c, K]
-		s = Add(MulScalar(s, 1/math.Sqrt(float64(d))), chunkBias(s, slopes, q0))
-		o := DotGeneral(softmax(s), []int{2}, []int{0}, vc, []int{0}, []int{1}) // [H, c, d]
-		outs = append(outs, TransposeAllAxes(o, 1, 0, 2))                       // [c, H, d]
+		s = Add(MulScalar(s, 1/math.Sqrt(float64(w.DHead()))), chunkBias(s, slopes, q0))
+		o := DotGeneral(model.AttentionSoftmax(s), []int{2}, []int{0}, vc, []int{0}, []int{1}) // [H, c, d]
+		outs = append(outs, TransposeAllAxes(o, 1, 0, 2))                                      // [c, H, d]
 	}
-	o := Concatenate(outs, 0) // [L, H, d]
-	if rot != nil && n.v.ValueRot {
-		o = rotate(o, rot.cos, Neg(rot.sin)) // R(-psi_i)
-	}
-	return mm(Reshape(o, L, H*d), p[blockName(l, "wo")])
+	return w.Output(l, p, Concatenate(outs, 0), rot) // [L, H, d] -> [L, D]
 }
 
 // chunkBias is attentionBias for the scores s [H, c, K] of queries
@@ -140,6 +128,6 @@ func chunkBias(s *Node, slopes []float64, q0 int) *Node {
 		slope := BroadcastToDims(Const(g, tensors.FromFlatDataAndDimensions(m, H, 1, 1)), H, c, K)
 		bias = Mul(slope, dist)
 	}
-	masked := BroadcastToDims(Scalar(g, dtypes.Float32, maskedLogit), H, c, K)
-	return constLike(s, Where(LessThan(dist, ZerosLike(dist)), masked, bias))
+	masked := BroadcastToDims(Scalar(g, dtypes.Float32, model.MaskedLogit), H, c, K)
+	return model.ConstLike(s, Where(LessThan(dist, ZerosLike(dist)), masked, bias))
 }

@@ -1,4 +1,4 @@
-package model
+package spec
 
 import (
 	"math"
@@ -15,14 +15,19 @@ const twoPi60 = "6.28318530717958647692528676655900576839433879875021164194989"
 // 65,536 tokens: the longest evaluation length of the paper.
 func TestAccumulatedAnglesPrecision(t *testing.T) {
 	const V, H, P, L = 257, 2, 4, 65536
-	table := randomAngleTable(V, H, P, 1.0, 0.35, 42)
+	table := RandomAngleTable(V, H, P, 1.0, 0.35, 42)
 	rng := rand.New(rand.NewPCG(1, 1))
 	tokens := make([]int32, L)
 	for i := range tokens {
 		// Skewed towards few tokens, so the sum drifts far from 0 (|psi| >> 2 pi).
 		tokens[i] = int32(rng.IntN(8))
 	}
-	psi := accumulatedAngles(table, H, P, tokens)
+	psi := make([][]float64, L)
+	acc := make([]float64, H*P)
+	for i, x := range tokens {
+		AccumulateAngles(acc, table[int(x)*H*P:int(x+1)*H*P])
+		psi[i] = append([]float64(nil), acc...)
+	}
 	twoPi, _, _ := big.ParseFloat(twoPi60, 10, 256, big.ToNearestEven)
 	exact := make([]*big.Float, H*P)
 	for k := range exact {
@@ -59,42 +64,41 @@ func TestAccumulatedAnglesPrecision(t *testing.T) {
 }
 
 func TestRopeAngles(t *testing.T) {
-	psi := ropeAngles(70000, 32, 10000)
+	theta := RopeFrequencies(32, 10000)
+	if len(theta) != 16 || theta[0] != 1 {
+		t.Fatalf("theta = %v", theta)
+	}
 	for _, i := range []int{0, 1, 100, 65535, 69999} {
 		for p := 0; p < 16; p++ {
 			want := math.Remainder(float64(i)*math.Pow(10000, -float64(2*p)/32), 2*math.Pi)
-			if psi[i][p] != want || math.Abs(psi[i][p]) > math.Pi {
-				t.Fatalf("psi[%d][%d] = %g, want %g in [-pi, pi]", i, p, psi[i][p], want)
+			if got := RopeAngle(i, theta[p]); got != want || math.Abs(got) > math.Pi {
+				t.Fatalf("psi[%d][%d] = %g, want %g in [-pi, pi]", i, p, got, want)
 			}
 		}
 	}
 }
 
 func TestAlibiSlopes(t *testing.T) {
-	got := alibiSlopes(4)
+	got := ALiBiSlopes(4)
 	for h, want := range []float64{1. / 4, 1. / 16, 1. / 64, 1. / 256} {
 		if got[h] != want {
 			t.Fatalf("slopes(4) = %v", got)
 		}
 	}
 	// 12 heads: the 8 slopes of 8 heads, then slopes 0, 2, 4, 6 of 16 heads.
-	s12 := alibiSlopes(12)
-	s8, s16 := alibiSlopes(8), alibiSlopes(16)
+	s12 := ALiBiSlopes(12)
+	s8, s16 := ALiBiSlopes(8), ALiBiSlopes(16)
 	want := append(append([]float64{}, s8...), s16[0], s16[2], s16[4], s16[6])
 	for h := range want {
 		if s12[h] != want[h] {
 			t.Fatalf("slopes(12) = %v, want %v", s12, want)
 		}
 	}
-	b := attentionBias(4, 3, true)
-	if b[0*9+2*3+0] != float32(-2./4) || b[3*9+1*3+0] != float32(-1./256) || b[0*9+0*3+1] != maskedLogit {
-		t.Fatalf("bias rows %v", b[:9])
-	}
 }
 
 func TestAngleTableDistribution(t *testing.T) {
 	const V, H, P = 4000, 2, 8
-	tab := randomAngleTable(V, H, P, 1.0, 0.35, 1)
+	tab := RandomAngleTable(V, H, P, 1.0, 0.35, 1)
 	sig := AngleSigmas(P, 1.0, 0.35)
 	if sig[0] != 1 || math.Abs(sig[P-1]-0.35) > 1e-15 {
 		t.Fatalf("sigmas %v", sig)
@@ -115,7 +119,7 @@ func TestAngleTableDistribution(t *testing.T) {
 			t.Errorf("pair %d: sample gap %g, want %g", p, g, gaps[p])
 		}
 	}
-	if again := randomAngleTable(V, H, P, 1.0, 0.35, 1); again[12345] != tab[12345] {
+	if again := RandomAngleTable(V, H, P, 1.0, 0.35, 1); again[12345] != tab[12345] {
 		t.Fatal("angle table is not a function of its seed")
 	}
 }

@@ -1,4 +1,4 @@
-package model
+package gomlxeval
 
 import (
 	"math"
@@ -6,15 +6,30 @@ import (
 	"strings"
 	"testing"
 
-	"routebench/model/weights/weightstest"
+	"routebench/spec"
+	"routebench/spec/weights"
+	"routebench/spec/weights/weightstest"
 )
+
+// randomSet is an untrained model of every variant's parts with
+// larger-than-init weights (weightstest.RandomSet), small enough for
+// full attention.
+func randomSet(t *testing.T, variant string) (*weights.Set, spec.Config) {
+	t.Helper()
+	c, err := spec.ProfileConfig("smoke", variant, 29)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.DModel, c.Heads, c.DHidden, c.Layers = 16, 4, 24, 2
+	return weightstest.RandomSet(t, c.Arch(), 3), c
+}
 
 // The blockwise evaluator against Forward (full attention, O(L^2)) for
 // every variant, with chunks that divide the window, that do not, and that
 // exceed it: the same log-probabilities to float32 accuracy.
 func TestLogProbsBlockwiseMatchesForward(t *testing.T) {
 	const L = 45
-	for _, v := range Variants() {
+	for _, v := range spec.Variants() {
 		t.Run(v, func(t *testing.T) {
 			set, c := randomSet(t, v)
 			rng := rand.New(rand.NewPCG(7, 8))

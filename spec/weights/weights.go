@@ -9,7 +9,7 @@
 //
 //	magic    "RBWEIGHTS\x00v1\n"              (13 bytes)
 //	hlen     uint64                             length of the JSON header
-//	header   JSON: {"arch": Arch, "tensors": [{"name","shape","offset"}...]}
+//	header   JSON: {"arch": spec.Arch, "tensors": [{"name","shape","offset"}...]}
 //	padding  zero bytes up to a multiple of 64
 //	data     each tensor's float32 values, row-major, 64-byte aligned,
 //	         in header order (tensors sorted by name); offsets are relative
@@ -31,54 +31,13 @@ import (
 	"os"
 	"slices"
 	"sort"
+
+	"routebench/spec"
 )
 
 const magic = "RBWEIGHTS\x00v1\n"
 
 const align = 64
-
-// Arch describes the network a weights file belongs to. Every field that
-// changes the forward pass is here, so a file is self-describing.
-type Arch struct {
-	Variant   string  `json:"variant"`    // registry name: nope, rope, alibi, random-qk, ...
-	Profile   string  `json:"profile"`    // smoke, cpu, paper
-	Vocab     int     `json:"vocab"`      // number of token ids (incl. end-of-document)
-	DModel    int     `json:"d_model"`    // residual width
-	Layers    int     `json:"layers"`     // transformer blocks
-	Heads     int     `json:"heads"`      // attention heads; d_head = DModel/Heads
-	DHidden   int     `json:"d_hidden"`   // MLP hidden width
-	Context   int     `json:"context"`    // training context T
-	NormEps   float64 `json:"norm_eps"`   // RMSNorm epsilon
-	RopeBase  float64 `json:"rope_base"`  // RoPE theta base (10000)
-	Rotation  string  `json:"rotation"`   // "none", "rope", "accumulated"
-	ValueRot  bool    `json:"value_rot"`  // value transport (the *-qkv variants)
-	ALiBi     bool    `json:"alibi"`      // ALiBi distance bias
-	AngleNote string  `json:"angle_note"` // how the angle table was drawn (documentation only)
-}
-
-// DHead is the per-head width.
-func (a Arch) DHead() int { return a.DModel / a.Heads }
-
-// Validate checks the internal consistency of an architecture.
-func (a Arch) Validate() error {
-	switch {
-	case a.Vocab <= 0 || a.DModel <= 0 || a.Layers <= 0 || a.Heads <= 0 || a.DHidden <= 0 || a.Context <= 0:
-		return fmt.Errorf("weights: arch %+v has a non-positive size", a)
-	case a.DModel%a.Heads != 0:
-		return fmt.Errorf("weights: d_model %d is not a multiple of heads %d", a.DModel, a.Heads)
-	case a.DHead()%2 != 0:
-		return fmt.Errorf("weights: d_head %d is odd; rotations need 2-D pairs", a.DHead())
-	}
-	switch a.Rotation {
-	case "none", "rope", "accumulated":
-	default:
-		return fmt.Errorf("weights: unknown rotation %q (want none, rope or accumulated)", a.Rotation)
-	}
-	if a.ValueRot && a.Rotation != "accumulated" {
-		return fmt.Errorf("weights: value rotation needs accumulated rotation, got %q", a.Rotation)
-	}
-	return nil
-}
 
 // Tensor is one named float32 array, row-major.
 type Tensor struct {
@@ -98,7 +57,7 @@ func (t Tensor) Size() int {
 
 // Set is a complete weights file in memory.
 type Set struct {
-	Arch    Arch
+	Arch    spec.Arch
 	Tensors []Tensor // sorted by name
 	byName  map[string]int
 }
@@ -110,12 +69,12 @@ type headerTensor struct {
 }
 
 type header struct {
-	Arch    Arch           `json:"arch"`
+	Arch    spec.Arch      `json:"arch"`
 	Tensors []headerTensor `json:"tensors"`
 }
 
 // NewSet builds a set, sorting tensors by name and checking shapes.
-func NewSet(arch Arch, tensors []Tensor) (*Set, error) {
+func NewSet(arch spec.Arch, tensors []Tensor) (*Set, error) {
 	ts := append([]Tensor(nil), tensors...)
 	sort.Slice(ts, func(i, j int) bool { return ts[i].Name < ts[j].Name })
 	s := &Set{Arch: arch, Tensors: ts, byName: make(map[string]int, len(ts))}

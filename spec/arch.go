@@ -1,0 +1,47 @@
+package spec
+
+import "fmt"
+
+// Arch describes the network a weights file (package spec/weights) belongs
+// to, as spec/weights/ARCHITECTURE.md specifies it. Every field that
+// changes the forward pass is here, so a file is self-describing.
+type Arch struct {
+	Variant   string  `json:"variant"`    // registry name: nope, rope, alibi, random-qk, ...
+	Profile   string  `json:"profile"`    // smoke, cpu, paper
+	Vocab     int     `json:"vocab"`      // number of token ids (incl. end-of-document)
+	DModel    int     `json:"d_model"`    // residual width
+	Layers    int     `json:"layers"`     // transformer blocks
+	Heads     int     `json:"heads"`      // attention heads; d_head = DModel/Heads
+	DHidden   int     `json:"d_hidden"`   // MLP hidden width
+	Context   int     `json:"context"`    // training context T
+	NormEps   float64 `json:"norm_eps"`   // RMSNorm epsilon
+	RopeBase  float64 `json:"rope_base"`  // RoPE theta base (10000)
+	Rotation  string  `json:"rotation"`   // "none", "rope", "accumulated"
+	ValueRot  bool    `json:"value_rot"`  // value transport (the *-qkv variants)
+	ALiBi     bool    `json:"alibi"`      // ALiBi distance bias
+	AngleNote string  `json:"angle_note"` // how the angle table was drawn (documentation only)
+}
+
+// DHead is the per-head width.
+func (a Arch) DHead() int { return a.DModel / a.Heads }
+
+// Validate checks the internal consistency of an architecture.
+func (a Arch) Validate() error {
+	switch {
+	case a.Vocab <= 0 || a.DModel <= 0 || a.Layers <= 0 || a.Heads <= 0 || a.DHidden <= 0 || a.Context <= 0:
+		return fmt.Errorf("spec: arch %+v has a non-positive size", a)
+	case a.DModel%a.Heads != 0:
+		return fmt.Errorf("spec: d_model %d is not a multiple of heads %d", a.DModel, a.Heads)
+	case a.DHead()%2 != 0:
+		return fmt.Errorf("spec: d_head %d is odd; rotations need 2-D pairs", a.DHead())
+	}
+	switch a.Rotation {
+	case RotationNone, RotationRoPE, RotationAccumulated:
+	default:
+		return fmt.Errorf("spec: unknown rotation %q (want none, rope or accumulated)", a.Rotation)
+	}
+	if a.ValueRot && a.Rotation != RotationAccumulated {
+		return fmt.Errorf("spec: value rotation needs accumulated rotation, got %q", a.Rotation)
+	}
+	return nil
+}
