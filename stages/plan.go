@@ -40,15 +40,7 @@ func Build(p Profile) (*pipeline.Plan, error) {
 		variants = model.Variants()
 	}
 	vocab := vocabOf(p.Tokenizer)
-	// All variants share the architecture of the profile; T comes from it.
-	first, err := model.ProfileConfig(p.Name, variants[0], vocab)
-	if err != nil {
-		return nil, fmt.Errorf("profile %s: %w", p.Name, err)
-	}
-	T := first.Context
-	longest := T * p.LengthMultipliers[len(p.LengthMultipliers)-1]
-
-	tok, err := tokenizeStage(p, longest)
+	tok, err := tokenizeStage(p)
 	if err != nil {
 		return nil, err
 	}
@@ -113,18 +105,17 @@ func commit() string {
 // output-relevant settings and the fingerprint of the corpus files, so a
 // changed corpus re-keys it. Workers and the cache path do not count.
 type tokenizeConfig struct {
-	Tokenizer     string   `json:"tokenizer"`
-	Corpus        []string `json:"corpus"`
-	HeldOut       []string `json:"held_out"`
-	ValFraction   float64  `json:"val_fraction"`
-	Seed          uint64   `json:"seed"`
-	MinEvalTokens int      `json:"min_eval_tokens"`
-	ShardTokens   int      `json:"shard_tokens"`
-	Inputs        string   `json:"inputs"` // tokenize.CacheKey: format version + file fingerprint
+	Tokenizer   string   `json:"tokenizer"`
+	Corpus      []string `json:"corpus"`
+	HeldOut     []string `json:"held_out"`
+	ValFraction float64  `json:"val_fraction"`
+	Seed        uint64   `json:"seed"`
+	ShardTokens int      `json:"shard_tokens"`
+	Inputs      string   `json:"inputs"` // tokenize.CacheKey: format version + file fingerprint
 }
 
-func tokenizeStage(p Profile, longest int) (*pipeline.Stage, error) {
-	cfg := tokenize.DefaultConfig(p.Tokenizer, longest)
+func tokenizeStage(p Profile) (*pipeline.Stage, error) {
+	cfg := tokenize.DefaultConfig(p.Tokenizer)
 	if len(p.Corpus) > 0 {
 		cfg.Corpus = p.Corpus
 		cfg.HeldOut = nil
@@ -133,7 +124,7 @@ func tokenizeStage(p Profile, longest int) (*pipeline.Stage, error) {
 	if err != nil {
 		return nil, fmt.Errorf("profile %s: %w", p.Name, err)
 	}
-	hashed := tokenizeConfig{cfg.Tokenizer, cfg.Corpus, cfg.HeldOut, cfg.ValFraction, cfg.Seed, cfg.MinEvalTokens, cfg.ShardTokens, key}
+	hashed := tokenizeConfig{cfg.Tokenizer, cfg.Corpus, cfg.HeldOut, cfg.ValFraction, cfg.Seed, cfg.ShardTokens, key}
 	return &pipeline.Stage{
 		Name: "tokenize", Kind: "tokenize", Config: hashed,
 		Code: []string{"routebench/stages/tokenize"},

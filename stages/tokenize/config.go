@@ -64,28 +64,28 @@ const (
 // Config says what to tokenize and how. Only Workers and CacheDir do not
 // change the output.
 type Config struct {
-	Tokenizer     string   // "bytes" | "gpt2"
-	Corpus        []string // files, directories or globs; empty = the default Gutenberg corpus
-	HeldOut       []string // base names of input files whose documents are held out; overrides ValFraction
-	ValFraction   float64  // without HeldOut: fraction of documents held out, chosen by hash of (Seed, id)
-	Seed          uint64   // seeds the ValFraction split
-	MinEvalTokens int      // longest evaluation window L; Run fails if the held-out stream has < L+1 tokens
-	ShardTokens   int      // tokens per shard file (the last shard of a split may be shorter)
-	Workers       int      // tokenizer goroutines; <= 0 means GOMAXPROCS. Does not change the output.
-	CacheDir      string   // where the default corpus was fetched; "" = $ROUTEBENCH_CACHE or <module root>/.cache/corpus
+	Tokenizer   string   // "bytes" | "gpt2"
+	Corpus      []string // files, directories or globs; empty = the default Gutenberg corpus
+	HeldOut     []string // base names of input files whose documents are held out; overrides ValFraction
+	ValFraction float64  // without HeldOut: fraction of documents held out, chosen by hash of (Seed, id)
+	Seed        uint64   // seeds the ValFraction split
+	ShardTokens int      // tokens per shard file (the last shard of a split may be shorter)
+	Workers     int      // tokenizer goroutines; <= 0 means GOMAXPROCS. Does not change the output.
+	CacheDir    string   // where the default corpus was fetched; "" = $ROUTEBENCH_CACHE or <module root>/.cache/corpus
 }
 
 // DefaultConfig is the configuration for the default Gutenberg corpus with
-// the given tokenizer and longest evaluation window.
-func DefaultConfig(tokenizer string, minEvalTokens int) Config {
+// the given tokenizer. It knows nothing of the evaluation lengths: the
+// evaluate stage checks that the held-out split is long enough for its
+// windows, so changing them leaves the shards (and the trained models) be.
+func DefaultConfig(tokenizer string) Config {
 	return Config{
-		Tokenizer:     tokenizer,
-		HeldOut:       append([]string(nil), DefaultHeldOut...),
-		ValFraction:   DefaultValFraction,
-		Seed:          DefaultSeed,
-		MinEvalTokens: minEvalTokens,
-		ShardTokens:   DefaultShardTokens,
-		Workers:       runtime.GOMAXPROCS(0),
+		Tokenizer:   tokenizer,
+		HeldOut:     append([]string(nil), DefaultHeldOut...),
+		ValFraction: DefaultValFraction,
+		Seed:        DefaultSeed,
+		ShardTokens: DefaultShardTokens,
+		Workers:     runtime.GOMAXPROCS(0),
 	}
 }
 
@@ -96,9 +96,6 @@ func (c Config) validate() error {
 	}
 	if c.ShardTokens <= 0 {
 		return fmt.Errorf("tokenize: ShardTokens is %d; it must be positive (default %d)", c.ShardTokens, DefaultShardTokens)
-	}
-	if c.MinEvalTokens < 0 {
-		return fmt.Errorf("tokenize: MinEvalTokens is %d; it must be >= 0", c.MinEvalTokens)
 	}
 	if len(c.HeldOut) == 0 && (c.ValFraction <= 0 || c.ValFraction >= 1) {
 		return fmt.Errorf("tokenize: no held-out split: ValFraction is %v and HeldOut is empty; set ValFraction in (0, 1) (default %v) or name files in HeldOut", c.ValFraction, DefaultValFraction)
@@ -130,15 +127,14 @@ func CacheKey(cfg Config) (string, error) {
 		return "", err
 	}
 	key := struct {
-		Format        string   `json:"format"`
-		Tokenizer     string   `json:"tokenizer"`
-		HeldOut       []string `json:"held_out"`
-		ValFraction   float64  `json:"val_fraction"`
-		Seed          uint64   `json:"seed"`
-		MinEvalTokens int      `json:"min_eval_tokens"`
-		ShardTokens   int      `json:"shard_tokens"`
-		Inputs        string   `json:"inputs"`
-	}{FormatVersion, cfg.Tokenizer, cfg.HeldOut, cfg.ValFraction, cfg.Seed, cfg.MinEvalTokens, cfg.ShardTokens, fp}
+		Format      string   `json:"format"`
+		Tokenizer   string   `json:"tokenizer"`
+		HeldOut     []string `json:"held_out"`
+		ValFraction float64  `json:"val_fraction"`
+		Seed        uint64   `json:"seed"`
+		ShardTokens int      `json:"shard_tokens"`
+		Inputs      string   `json:"inputs"`
+	}{FormatVersion, cfg.Tokenizer, cfg.HeldOut, cfg.ValFraction, cfg.Seed, cfg.ShardTokens, fp}
 	b, err := json.Marshal(key)
 	if err != nil {
 		return "", fmt.Errorf("tokenize: cache key: %w", err)

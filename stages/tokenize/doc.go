@@ -55,8 +55,10 @@
 // independent of file order and worker count. The held-out stream is the
 // held-out documents in corpus order, each followed by the end-of-document
 // token (nanoGPT style); evaluation windows are drawn from it and may span
-// documents. Run fails if the held-out stream, or a file named in HeldOut, has
-// fewer than MinEvalTokens+1 tokens.
+// documents. Run fails if either split is empty; whether the held-out stream
+// is long enough for an evaluation window is checked where the window length
+// is known (EvalWindows, and the evaluate stage before it starts), so that
+// the evaluation protocol is not part of the shards.
 //
 // # Tokenizers
 //

@@ -24,11 +24,10 @@ type Manifest struct {
 
 // ManifestConfig is the part of Config that determines the output.
 type ManifestConfig struct {
-	HeldOut       []string `json:"held_out"`
-	ValFraction   float64  `json:"val_fraction"`
-	Seed          uint64   `json:"seed"`
-	MinEvalTokens int      `json:"min_eval_tokens"`
-	ShardTokens   int      `json:"shard_tokens"`
+	HeldOut     []string `json:"held_out"`
+	ValFraction float64  `json:"val_fraction"`
+	Seed        uint64   `json:"seed"`
+	ShardTokens int      `json:"shard_tokens"`
 }
 
 // ManifestSplit is one split's totals and shard files.

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"sync"
 	"unsafe"
@@ -126,8 +125,7 @@ func datasetID(common datasetMeta, cfg Config) string {
 }
 
 func manifestConfig(cfg Config) ManifestConfig {
-	return ManifestConfig{HeldOut: cfg.HeldOut, ValFraction: cfg.ValFraction, Seed: cfg.Seed,
-		MinEvalTokens: cfg.MinEvalTokens, ShardTokens: cfg.ShardTokens}
+	return ManifestConfig{HeldOut: cfg.HeldOut, ValFraction: cfg.ValFraction, Seed: cfg.Seed, ShardTokens: cfg.ShardTokens}
 }
 
 // runState is what Run's pipeline accumulates.
@@ -333,10 +331,11 @@ func (st *runState) consume(ctx context.Context, order <-chan *piece) error {
 	return nil
 }
 
-// check enforces what the evaluation needs of the splits.
+// check enforces that both splits have text. How long the held-out split
+// must be is the evaluation's business (its window lengths are not part of
+// the shards), so the evaluate stage checks that.
 func (st *runState) check() error {
 	train, heldOut := st.writers[SplitTrain], st.writers[SplitHeldOut]
-	need := int64(st.cfg.MinEvalTokens) + 1
 	switch {
 	case st.documents == 0:
 		return fmt.Errorf("corpus: no text in the %d input files (first: %s); give files with text in them", len(st.files), st.files[0].path)
@@ -344,22 +343,6 @@ func (st *runState) check() error {
 		return fmt.Errorf("corpus: all %d documents are held out and nothing is left to train on; hold out fewer (HeldOut, ValFraction)", st.documents)
 	case heldOut.total() == 0:
 		return fmt.Errorf("corpus: the held-out split is empty (%s selected none of %d documents); raise ValFraction or name files in HeldOut", st.cfg.splitRule(), st.documents)
-	}
-	names := make([]string, 0, len(st.heldOutFiles))
-	for name := range st.heldOutFiles {
-		names = append(names, name)
-	}
-	sort.Strings(names)
-	for _, name := range names {
-		// A named held-out file is meant to hold whole evaluation windows.
-		if n := st.heldOutFiles[name]; n < need {
-			return fmt.Errorf("corpus: held-out file %s has %d tokens (%s), but the longest evaluation window (MinEvalTokens %d) needs %d; hold out a longer file",
-				name, n, st.tok.name, st.cfg.MinEvalTokens, need)
-		}
-	}
-	if heldOut.total() < need {
-		return fmt.Errorf("corpus: the held-out split has %d tokens (%s), but the longest evaluation window (MinEvalTokens %d) needs %d; hold out more text (HeldOut, ValFraction) or evaluate shorter windows",
-			heldOut.total(), st.tok.name, st.cfg.MinEvalTokens, need)
 	}
 	return nil
 }

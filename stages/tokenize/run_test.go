@@ -58,7 +58,7 @@ func TestRunRoundTripBytes(t *testing.T) {
 		"notes.md":      "ignored: not a corpus file type",
 	})
 	cfg := testConfig(TokenizerBytes, dir)
-	cfg.ValFraction, cfg.HeldOut, cfg.MinEvalTokens, cfg.ShardTokens = 0, []string{"b"}, 5, 8
+	cfg.ValFraction, cfg.HeldOut, cfg.ShardTokens = 0, []string{"b"}, 8
 	out, paths := runOK(t, cfg)
 	d, err := Open(paths)
 	if err != nil {
@@ -184,12 +184,9 @@ func TestRunErrors(t *testing.T) {
 		{"missing path", func(c *Config) { c.Corpus = []string{filepath.Join(tmp, "nope")} }, []string{"nope", "no such file"}},
 		{"unsupported file", func(c *Config) { c.Corpus = []string{filepath.Join(tmp, "odd.csv")} }, []string{"odd.csv", "unsupported", ".parquet"}},
 		{"binary", func(c *Config) { c.Corpus = []string{filepath.Join(tmp, "bin")} }, []string{"bin/a.txt", "NUL byte at offset 10"}},
-		{"held-out file too short", func(c *Config) {
-			c.Corpus, c.HeldOut, c.MinEvalTokens = []string{filepath.Join(tmp, "short")}, []string{"a.txt"}, 50
-		}, []string{"held-out file a.txt has 5 tokens (bytes)", "needs 51"}},
-		{"held-out stream too short", func(c *Config) {
-			c.Corpus, c.HeldOut, c.MinEvalTokens = []string{filepath.Join(tmp, "short")}, nil, 10_000
-		}, []string{"held-out split has", "needs 10001"}},
+		{"held-out split empty", func(c *Config) {
+			c.Corpus, c.ValFraction = []string{filepath.Join(tmp, "short")}, 1e-9
+		}, []string{"held-out split is empty", "none of 2 documents", "raise ValFraction"}},
 		{"everything held out", func(c *Config) {
 			c.Corpus, c.HeldOut = []string{filepath.Join(tmp, "short", "a.txt")}, []string{"a"}
 		}, []string{"nothing is left to train on"}},
