@@ -24,7 +24,8 @@ import (
 // outDir (should a move itself fail, the caller discards outDir, as the
 // artifact store does for a failed stage).
 func Run(ctx context.Context, cfg Config, outDir string, progress func(done, total int64, note string)) (err error) {
-	if err := cfg.validate(); err != nil {
+	key, err := NewKey(cfg) // validates cfg
+	if err != nil {
 		return err
 	}
 	tok, _ := newTokenizer(cfg.Tokenizer)
@@ -61,7 +62,7 @@ func Run(ctx context.Context, cfg Config, outDir string, progress func(done, tot
 		SplitRule:     cfg.splitRule(),
 	}
 	common.TokenType, _ = tokenTypeFor(tok.vocab)
-	common.Dataset = datasetID(common, cfg)
+	common.Dataset = datasetID(common, key)
 
 	st := &runState{
 		cfg: cfg, tok: tok, files: files, held: held,
@@ -87,7 +88,7 @@ func Run(ctx context.Context, cfg Config, outDir string, progress func(done, tot
 	if err := st.check(); err != nil {
 		return err
 	}
-	man := st.manifest(common)
+	man := st.manifest(common, key)
 	b, err := man.marshal()
 	if err != nil {
 		return err
@@ -115,17 +116,13 @@ func Run(ctx context.Context, cfg Config, outDir string, progress func(done, tot
 
 // datasetID names one Run's output, so that Open can refuse shards of
 // different runs mixed together.
-func datasetID(common datasetMeta, cfg Config) string {
+func datasetID(common datasetMeta, key Key) string {
 	b, _ := json.Marshal(struct {
-		Meta   datasetMeta
-		Config ManifestConfig
-	}{common, manifestConfig(cfg)})
+		Meta datasetMeta
+		Key  Key
+	}{common, key})
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:16])
-}
-
-func manifestConfig(cfg Config) ManifestConfig {
-	return ManifestConfig{HeldOut: cfg.HeldOut, ValFraction: cfg.ValFraction, Seed: cfg.Seed, ShardTokens: cfg.ShardTokens}
 }
 
 // runState is what Run's pipeline accumulates.
@@ -347,10 +344,10 @@ func (st *runState) check() error {
 	return nil
 }
 
-func (st *runState) manifest(common datasetMeta) *Manifest {
+func (st *runState) manifest(common datasetMeta, key Key) *Manifest {
 	m := &Manifest{
 		datasetMeta:  common,
-		Config:       manifestConfig(st.cfg),
+		Config:       key,
 		InputFiles:   len(st.files),
 		InputBytes:   st.totalBytes,
 		SkippedEmpty: st.skippedEmpty,
