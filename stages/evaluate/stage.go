@@ -23,7 +23,6 @@ import (
 	"routebench/model/weights"
 	"routebench/pipeline"
 	"routebench/stages/tokenize"
-	"routebench/stages/train"
 )
 
 // Kind is the stage kind; names are "evaluate/<variant>".
@@ -37,6 +36,11 @@ const (
 
 // WeightsInput names the trained-weights input.
 const WeightsInput = "weights"
+
+// weightsFile is the file of the weights input that holds them: the train
+// stage's model.WeightsFile, spelled out because this package evaluates with
+// model/native and does not link the trainer (package model).
+const weightsFile = "weights.rbw"
 
 // Config is everything that determines an evaluation.
 type Config struct {
@@ -81,7 +85,7 @@ func Stage(cfg Config, shards, trained *pipeline.Stage) *pipeline.Stage {
 		Name:     Kind + "/" + cfg.Variant,
 		Kind:     Kind,
 		Config:   cfg,
-		Inputs:   []pipeline.Input{{Name: train.ShardsInput, Stage: shards}, {Name: WeightsInput, Stage: trained}},
+		Inputs:   []pipeline.Input{{Name: tokenize.ShardsInput, Stage: shards}, {Name: WeightsInput, Stage: trained}},
 		Code:     []string{"routebench/stages/evaluate"},
 		Volatile: []string{SpeedFile},
 		Run:      func(rc *pipeline.RunContext) error { return run(rc, cfg) },
@@ -108,7 +112,7 @@ func loadWeights(rc *pipeline.RunContext, cfg Config) (*weights.Set, error) {
 	if err != nil {
 		return nil, err
 	}
-	p, err := art.Path("weights.rbw")
+	p, err := art.Path(weightsFile)
 	if err != nil {
 		return nil, err
 	}
@@ -127,7 +131,7 @@ func run(rc *pipeline.RunContext, cfg Config) error {
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
-	ds, err := train.OpenShards(rc)
+	ds, err := tokenize.OpenInput(rc, tokenize.ShardsInput)
 	if err != nil {
 		return err
 	}

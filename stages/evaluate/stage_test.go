@@ -12,7 +12,6 @@ import (
 	"routebench/model/weights"
 	"routebench/pipeline"
 	"routebench/stages/tokenize"
-	"routebench/stages/train"
 )
 
 // weightsArtifact stores a tiny weights file claiming the given variant.
@@ -33,7 +32,7 @@ func weightsArtifact(t *testing.T, variant, profile string, T int) *artifacts.Ar
 	if err := set.Write(&buf); err != nil {
 		t.Fatal(err)
 	}
-	os.WriteFile(filepath.Join(dir, "weights.rbw"), buf.Bytes(), 0o644)
+	os.WriteFile(filepath.Join(dir, weightsFile), buf.Bytes(), 0o644)
 	art, err := store.Put(artifacts.ActionID{1}, "train/"+variant, dir)
 	if err != nil {
 		t.Fatal(err)
@@ -74,7 +73,7 @@ func runWith(t *testing.T, cfg Config, shards, w *artifacts.Artifact) error {
 	st := Stage(cfg, &pipeline.Stage{Name: "tokenize"}, &pipeline.Stage{Name: "train/" + cfg.Variant})
 	out := t.TempDir()
 	rc := &pipeline.RunContext{Context: context.Background(), Stage: st, OutDir: out, WorkDir: t.TempDir(),
-		Inputs: map[string]*artifacts.Artifact{train.ShardsInput: shards, WeightsInput: w}, Logf: t.Logf, Progress: func(int64, int64, string) {}}
+		Inputs: map[string]*artifacts.Artifact{tokenize.ShardsInput: shards, WeightsInput: w}, Logf: t.Logf, Progress: func(int64, int64, string) {}}
 	err := st.Run(rc)
 	if ents, _ := os.ReadDir(out); len(ents) != 0 {
 		t.Errorf("a failed evaluation wrote %d files", len(ents))

@@ -5,9 +5,11 @@
 // Data flows one way: Run reads the corpus, normalises it, splits it by whole
 // documents into a training split ("train") and a held-out split ("heldout"),
 // tokenizes it and writes shards plus a manifest.json; Open memory-maps those
-// files for the train and evaluate stages. This package never downloads
-// anything: the default corpus is fetched by scripts/fetch-corpus.sh
-// (`make corpus`), and Run fails with a pointer to it when it is missing.
+// files. The train and evaluate stages declare the tokenize stage as their
+// input ShardsInput and open it with OpenInput, never by file names. This
+// package never downloads anything: the default corpus is fetched by
+// scripts/fetch-corpus.sh (`make corpus`), and Run fails with a pointer to it
+// when it is missing.
 //
 // # Corpora
 //
