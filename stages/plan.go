@@ -43,15 +43,7 @@ func Build(p Profile) (*pipeline.Plan, error) {
 		variants = spec.Variants()
 	}
 	vocab := vocabOf(p.Tokenizer)
-	// All variants share the architecture of the profile; T comes from it.
-	first, err := spec.ProfileConfig(p.Name, variants[0], vocab)
-	if err != nil {
-		return nil, fmt.Errorf("profile %s: %w", p.Name, err)
-	}
-	T := first.Context
-	longest := T * p.LengthMultipliers[len(p.LengthMultipliers)-1]
-
-	tok, err := tokenizeStage(p, longest)
+	tok, err := tokenizeStage(p)
 	if err != nil {
 		return nil, err
 	}
@@ -112,33 +104,18 @@ func commit() string {
 	return strings.TrimSpace(string(out))
 }
 
-// tokenizeConfig is the hashed config of the tokenize stage: the
-// output-relevant settings and the fingerprint of the corpus files, so a
-// changed corpus re-keys it. Workers and the cache path do not count.
-type tokenizeConfig struct {
-	Tokenizer     string   `json:"tokenizer"`
-	Corpus        []string `json:"corpus"`
-	HeldOut       []string `json:"held_out"`
-	ValFraction   float64  `json:"val_fraction"`
-	Seed          uint64   `json:"seed"`
-	MinEvalTokens int      `json:"min_eval_tokens"`
-	ShardTokens   int      `json:"shard_tokens"`
-	Inputs        string   `json:"inputs"` // tokenize.CacheKey: format version + file fingerprint
-}
-
-func tokenizeStage(p Profile, longest int) (*pipeline.Stage, error) {
-	cfg := tokenize.DefaultConfig(p.Tokenizer, longest)
+func tokenizeStage(p Profile) (*pipeline.Stage, error) {
+	cfg := tokenize.DefaultConfig(p.Tokenizer)
 	if len(p.Corpus) > 0 {
 		cfg.Corpus = p.Corpus
 		cfg.HeldOut = nil
 	}
-	key, err := tokenize.CacheKey(cfg)
+	key, err := tokenize.NewKey(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("profile %s: %w", p.Name, err)
 	}
-	hashed := tokenizeConfig{cfg.Tokenizer, cfg.Corpus, cfg.HeldOut, cfg.ValFraction, cfg.Seed, cfg.MinEvalTokens, cfg.ShardTokens, key}
 	return &pipeline.Stage{
-		Name: "tokenize", Kind: "tokenize", Config: hashed,
+		Name: "tokenize", Kind: "tokenize", Config: key,
 		Code: []string{"routebench/stages/tokenize"},
 		Run: func(rc *pipeline.RunContext) error {
 			return tokenize.Run(rc.Context, cfg, rc.OutDir, rc.Progress)

@@ -173,3 +173,61 @@ func TestProfilesBuild(t *testing.T) {
 		t.Fatalf("length 3T accepted or badly reported: %v", err)
 	}
 }
+
+// TestEvalLengthsKeepShardsAndModels: the evaluation lengths are the
+// evaluate stage's business. Changing them must re-key no tokenize stage and
+// no train stage (which would retrain every variant), only evaluate/*. The
+// train keys are computed with one stand-in digest for the shards, which is
+// what they get when the tokenize key, and so its output, is unchanged.
+func TestEvalLengthsKeepShardsAndModels(t *testing.T) {
+	corpus := t.TempDir() // a tiny corpus: Build fingerprints it but runs nothing
+	for name, text := range map[string]string{"a.txt": "some text to train on", "b.txt": "more text"} {
+		if err := os.WriteFile(filepath.Join(corpus, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, profile := range []string{"smoke", "cpu"} {
+		keys := make([]map[string]string, 2)
+		for i, mults := range [][]int{{1, 2}, {1, 2, 4, 8, 16, 32, 64, 128}} {
+			p, err := LoadProfile(profile, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			p.Corpus, p.LengthMultipliers = []string{corpus}, mults
+			plan, err := Build(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			keys[i] = map[string]string{}
+			for _, s := range plan.Stages {
+				if s.Kind != "tokenize" && s.Kind != "train" && s.Kind != "evaluate" {
+					continue
+				}
+				digests := map[string]string{}
+				for _, in := range s.Inputs {
+					digests[in.Name] = "output of " + in.Stage.Name
+				}
+				k, err := pipeline.ComputeKey(s, digests)
+				if err != nil {
+					t.Fatal(err)
+				}
+				keys[i][s.Name] = k.ID.String()
+			}
+		}
+		evaluated := 0
+		for name, k := range keys[0] {
+			switch {
+			case strings.HasPrefix(name, "evaluate/"):
+				evaluated++
+				if keys[1][name] == k {
+					t.Errorf("%s: %s has the same key for other evaluation lengths", profile, name)
+				}
+			case keys[1][name] != k:
+				t.Errorf("%s: %s is re-keyed by the evaluation lengths (%.12s -> %.12s)", profile, name, k, keys[1][name])
+			}
+		}
+		if keys[0]["tokenize"] == "" || evaluated == 0 || len(keys[0]) != 1+2*evaluated {
+			t.Fatalf("%s: keys of %v, want tokenize and a train and evaluate stage per variant", profile, keys[0])
+		}
+	}
+}

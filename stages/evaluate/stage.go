@@ -17,12 +17,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"routebench/pipeline"
 	"routebench/spec"
 	"routebench/spec/weights"
-	"routebench/stages/train"
+	"routebench/stages/tokenize"
 )
 
 // Kind is the stage kind; names are "evaluate/<variant>".
@@ -80,11 +81,26 @@ func Stage(cfg Config, shards, trained *pipeline.Stage) *pipeline.Stage {
 		Name:     Kind + "/" + cfg.Variant,
 		Kind:     Kind,
 		Config:   cfg,
-		Inputs:   []pipeline.Input{{Name: train.ShardsInput, Stage: shards}, {Name: WeightsInput, Stage: trained}},
+		Inputs:   []pipeline.Input{{Name: tokenize.ShardsInput, Stage: shards}, {Name: WeightsInput, Stage: trained}},
 		Code:     []string{"routebench/stages/evaluate"},
 		Volatile: []string{SpeedFile},
 		Run:      func(rc *pipeline.RunContext) error { return run(rc, cfg) },
 	}
+}
+
+// checkHeldOut fails, before any work, if the held-out split cannot hold
+// the longest window of the protocol: L+1 tokens (L inputs, and the targets
+// shifted by one). The tokenize stage cannot check this: the window lengths
+// are not part of its config, so that changing them keeps the shards and the
+// trained models.
+func (c Config) checkHeldOut(info tokenize.Info) error {
+	L := c.Context * slices.Max(c.Multipliers)
+	need := int64(L) + 1
+	if have := info.Splits[tokenize.SplitHeldOut].Tokens; have < need {
+		return fmt.Errorf("evaluate/%s: the held-out split has %d tokens (%s), but the longest evaluation window (%d x T = %d) needs %d; hold out more text (tokenize's HeldOut or ValFraction, or a larger corpus) or evaluate shorter windows (the profile's length_multipliers)",
+			c.Variant, have, info.Tokenizer, slices.Max(c.Multipliers), L, need)
+	}
+	return nil
 }
 
 func loadWeights(rc *pipeline.RunContext, cfg Config) (*weights.Set, error) {
@@ -111,15 +127,18 @@ func run(rc *pipeline.RunContext, cfg Config) error {
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
-	set, err := loadWeights(rc, cfg)
-	if err != nil {
-		return err
-	}
-	ds, err := train.OpenShards(rc)
+	ds, err := tokenize.OpenInput(rc, tokenize.ShardsInput)
 	if err != nil {
 		return err
 	}
 	defer ds.Close()
+	if err := cfg.checkHeldOut(ds.Info()); err != nil {
+		return err
+	}
+	set, err := loadWeights(rc, cfg)
+	if err != nil {
+		return err
+	}
 	start := time.Now()
 	res, tokens, err := evaluate(rc, cfg, set, ds)
 	if err != nil {

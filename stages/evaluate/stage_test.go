@@ -12,6 +12,7 @@ import (
 	"routebench/pipeline"
 	"routebench/spec"
 	"routebench/spec/weights"
+	"routebench/stages/tokenize"
 )
 
 // weightsArtifact stores a tiny weights file claiming the given variant.
@@ -40,12 +41,40 @@ func weightsArtifact(t *testing.T, variant, profile string, T int) *artifacts.Ar
 	return art
 }
 
-func runWith(t *testing.T, cfg Config, w *artifacts.Artifact) error {
+// shardsArtifact tokenizes (bytes) a corpus of one training book and one
+// held-out book of heldOut bytes, so the held-out split has heldOut+1 tokens
+// (the end-of-document token), and stores the output as the tokenize stage
+// would.
+func shardsArtifact(t *testing.T, heldOut int) *artifacts.Artifact {
+	t.Helper()
+	corpus := t.TempDir()
+	for name, n := range map[string]int{"train.txt": 300, "held.txt": heldOut} {
+		if err := os.WriteFile(filepath.Join(corpus, name), []byte(strings.Repeat("x", n)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cfg := tokenize.Config{Tokenizer: tokenize.TokenizerBytes, Corpus: []string{corpus}, HeldOut: []string{"held.txt"}, ShardTokens: 1 << 10}
+	out := filepath.Join(t.TempDir(), "shards")
+	if err := tokenize.Run(context.Background(), cfg, out, nil); err != nil {
+		t.Fatal(err)
+	}
+	store, err := artifacts.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	art, err := store.Put(artifacts.ActionID{2}, "tokenize", out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return art
+}
+
+func runWith(t *testing.T, cfg Config, shards, w *artifacts.Artifact) error {
 	t.Helper()
 	st := Stage(cfg, &pipeline.Stage{Name: "tokenize"}, &pipeline.Stage{Name: "train/" + cfg.Variant})
 	out := t.TempDir()
 	rc := &pipeline.RunContext{Context: context.Background(), Stage: st, OutDir: out, WorkDir: t.TempDir(),
-		Inputs: map[string]*artifacts.Artifact{WeightsInput: w}, Logf: t.Logf, Progress: func(int64, int64, string) {}}
+		Inputs: map[string]*artifacts.Artifact{tokenize.ShardsInput: shards, WeightsInput: w}, Logf: t.Logf, Progress: func(int64, int64, string) {}}
 	err := st.Run(rc)
 	if ents, _ := os.ReadDir(out); len(ents) != 0 {
 		t.Errorf("a failed evaluation wrote %d files", len(ents))
@@ -54,25 +83,48 @@ func runWith(t *testing.T, cfg Config, w *artifacts.Artifact) error {
 }
 
 func TestEvaluateRejectsBadInput(t *testing.T) {
+	shards := shardsArtifact(t, 200) // enough for 4 x 32
 	good := NewConfig("alibi", "smoke", 32, []int{1, 2, 4}, 2, 7)
 	// Weights of another variant than claimed.
-	err := runWith(t, good, weightsArtifact(t, "rope", "smoke", 32))
+	err := runWith(t, good, shards, weightsArtifact(t, "rope", "smoke", 32))
 	if err == nil || !strings.Contains(err.Error(), "the weights input is rope/smoke at context 32, not alibi/smoke") {
 		t.Fatalf("wrong variant: %v", err)
 	}
 	// Another profile.
-	err = runWith(t, good, weightsArtifact(t, "alibi", "cpu", 32))
+	err = runWith(t, good, shards, weightsArtifact(t, "alibi", "cpu", 32))
 	if err == nil || !strings.Contains(err.Error(), "alibi/cpu") {
 		t.Fatalf("wrong profile: %v", err)
 	}
 	// A length the protocol does not allow.
 	bad := NewConfig("alibi", "smoke", 32, []int{1, 3}, 2, 7)
-	err = runWith(t, bad, weightsArtifact(t, "alibi", "smoke", 32))
+	err = runWith(t, bad, shards, weightsArtifact(t, "alibi", "smoke", 32))
 	if err == nil || !strings.Contains(err.Error(), "length 3 x T is not allowed") {
 		t.Fatalf("length 3T: %v", err)
 	}
 	noBase := NewConfig("alibi", "smoke", 32, []int{2, 4}, 2, 7)
 	if err := noBase.Validate(); err == nil || !strings.Contains(err.Error(), "must start at 1") {
 		t.Fatalf("no base length: %v", err)
+	}
+}
+
+// TestEvaluateRejectsShortHeldOut: the longest window must fit in the
+// held-out split, and the stage says so before it reads the weights (these
+// claim another variant, an error that would come later).
+func TestEvaluateRejectsShortHeldOut(t *testing.T) {
+	shards := shardsArtifact(t, 100) // 101 tokens; 4 x 32 needs 129
+	cfg := NewConfig("alibi", "smoke", 32, []int{1, 2, 4}, 2, 7)
+	err := runWith(t, cfg, shards, weightsArtifact(t, "rope", "smoke", 32))
+	for _, want := range []string{"evaluate/alibi", "held-out split has 101 tokens (bytes)", "(4 x T = 128) needs 129",
+		"hold out more text", "evaluate shorter windows"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Fatalf("a window longer than the held-out split: error %v does not say %q", err, want)
+		}
+	}
+	// The boundary: L+1 tokens are enough, L are not.
+	for have, ok := range map[int64]bool{129: true, 128: false} {
+		info := tokenize.Info{Tokenizer: "bytes", Splits: map[string]tokenize.SplitInfo{tokenize.SplitHeldOut: {Tokens: have}}}
+		if err := cfg.checkHeldOut(info); (err == nil) != ok {
+			t.Errorf("held-out split of %d tokens for 128-token windows: %v", have, err)
+		}
 	}
 }

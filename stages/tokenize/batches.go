@@ -150,8 +150,8 @@ func (d *Dataset) EvalWindows(seed uint64, L, n int) ([][]int32, error) {
 		return nil, err
 	}
 	if t.n < int64(L)+1 {
-		return nil, fmt.Errorf("tokenize: the held-out split has %d tokens, an evaluation window of L=%d needs %d; tokenize with MinEvalTokens >= %d and hold out more text",
-			t.n, L, L+1, L)
+		return nil, fmt.Errorf("tokenize: the held-out split has %d tokens, an evaluation window of L=%d needs %d; hold out more text (HeldOut, ValFraction) or evaluate shorter windows",
+			t.n, L, L+1)
 	}
 	starts := uint64(t.n - int64(L))
 	out := make([][]int32, n)

@@ -79,7 +79,7 @@ func BenchmarkDefaultCorpus(b *testing.B) {
 	for _, name := range []string{TokenizerBytes, TokenizerGPT2} {
 		for _, workers := range []int{1, 2} {
 			b.Run(fmt.Sprintf("%s/workers=%d", name, workers), func(b *testing.B) {
-				cfg := DefaultConfig(name, 128*128)
+				cfg := DefaultConfig(name)
 				cfg.Workers = workers
 				files, _, err := corpusFiles(cfg)
 				if err != nil {

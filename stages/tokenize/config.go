@@ -1,9 +1,6 @@
 package tokenize
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -13,7 +10,7 @@ import (
 
 // FormatVersion names the shard layout and the tokenization rules. It changes
 // whenever the bytes Run writes for the same input would change, so callers
-// put it into cache keys (CacheKey does).
+// put it into cache keys (Key does).
 const FormatVersion = "routebench-tokens/1"
 
 // Tokenizer names accepted in Config.Tokenizer.
@@ -61,31 +58,61 @@ const (
 	defaultCorpusBooks   = 18
 )
 
-// Config says what to tokenize and how. Only Workers and CacheDir do not
-// change the output.
+// Config says what to tokenize and how. Its JSON form is the part of the
+// output's identity that the caller chooses (Key adds the rest): fields
+// tagged "-" do not change the output.
 type Config struct {
-	Tokenizer     string   // "bytes" | "gpt2"
-	Corpus        []string // files, directories or globs; empty = the default Gutenberg corpus
-	HeldOut       []string // base names of input files whose documents are held out; overrides ValFraction
-	ValFraction   float64  // without HeldOut: fraction of documents held out, chosen by hash of (Seed, id)
-	Seed          uint64   // seeds the ValFraction split
-	MinEvalTokens int      // longest evaluation window L; Run fails if the held-out stream has < L+1 tokens
-	ShardTokens   int      // tokens per shard file (the last shard of a split may be shorter)
-	Workers       int      // tokenizer goroutines; <= 0 means GOMAXPROCS. Does not change the output.
-	CacheDir      string   // where the default corpus was fetched; "" = $ROUTEBENCH_CACHE or <module root>/.cache/corpus
+	Tokenizer string `json:"tokenizer"` // "bytes" | "gpt2"
+	// Corpus lists files, directories or globs; empty = the default
+	// Gutenberg corpus. The paths are not hashed: the output does not depend
+	// on where the corpus lies, and Key.Inputs (Fingerprint) stands for what
+	// they select.
+	Corpus      []string `json:"-"`
+	HeldOut     []string `json:"held_out"`     // base names of input files whose documents are held out; overrides ValFraction
+	ValFraction float64  `json:"val_fraction"` // without HeldOut: fraction of documents held out, chosen by hash of (Seed, id)
+	Seed        uint64   `json:"seed"`         // seeds the ValFraction split
+	ShardTokens int      `json:"shard_tokens"` // tokens per shard file (the last shard of a split may be shorter)
+	Workers     int      `json:"-"`            // tokenizer goroutines; <= 0 means GOMAXPROCS
+	CacheDir    string   `json:"-"`            // where the default corpus was fetched; "" = $ROUTEBENCH_CACHE or <module root>/.cache/corpus
+}
+
+// Key is everything that determines Run's output, and nothing else: the
+// tokenize stage hashes it as its config (canonical JSON), manifest.json
+// records it, and the dataset id of the shards is derived from it. It holds
+// no maps, so its JSON is deterministic.
+type Key struct {
+	Format string `json:"format"` // FormatVersion: a new format re-keys every run
+	Config
+	Inputs string `json:"inputs"` // Fingerprint of the corpus files
+}
+
+// NewKey checks cfg and fingerprints its corpus (reading every file once).
+func NewKey(cfg Config) (Key, error) {
+	if err := cfg.validate(); err != nil {
+		return Key{}, err
+	}
+	fp, err := Fingerprint(cfg)
+	if err != nil {
+		return Key{}, err
+	}
+	if len(cfg.HeldOut) == 0 {
+		cfg.HeldOut = nil // no names and an empty list hold out the same: one JSON form
+	}
+	return Key{Format: FormatVersion, Config: cfg, Inputs: fp}, nil
 }
 
 // DefaultConfig is the configuration for the default Gutenberg corpus with
-// the given tokenizer and longest evaluation window.
-func DefaultConfig(tokenizer string, minEvalTokens int) Config {
+// the given tokenizer. It knows nothing of the evaluation lengths: the
+// evaluate stage checks that the held-out split is long enough for its
+// windows, so changing them leaves the shards (and the trained models) be.
+func DefaultConfig(tokenizer string) Config {
 	return Config{
-		Tokenizer:     tokenizer,
-		HeldOut:       append([]string(nil), DefaultHeldOut...),
-		ValFraction:   DefaultValFraction,
-		Seed:          DefaultSeed,
-		MinEvalTokens: minEvalTokens,
-		ShardTokens:   DefaultShardTokens,
-		Workers:       runtime.GOMAXPROCS(0),
+		Tokenizer:   tokenizer,
+		HeldOut:     append([]string(nil), DefaultHeldOut...),
+		ValFraction: DefaultValFraction,
+		Seed:        DefaultSeed,
+		ShardTokens: DefaultShardTokens,
+		Workers:     runtime.GOMAXPROCS(0),
 	}
 }
 
@@ -97,10 +124,7 @@ func (c Config) validate() error {
 	if c.ShardTokens <= 0 {
 		return fmt.Errorf("tokenize: ShardTokens is %d; it must be positive (default %d)", c.ShardTokens, DefaultShardTokens)
 	}
-	if c.MinEvalTokens < 0 {
-		return fmt.Errorf("tokenize: MinEvalTokens is %d; it must be >= 0", c.MinEvalTokens)
-	}
-	if len(c.HeldOut) == 0 && (c.ValFraction <= 0 || c.ValFraction >= 1) {
+	if len(c.HeldOut) == 0 && !(c.ValFraction > 0 && c.ValFraction < 1) { // NaN, too
 		return fmt.Errorf("tokenize: no held-out split: ValFraction is %v and HeldOut is empty; set ValFraction in (0, 1) (default %v) or name files in HeldOut", c.ValFraction, DefaultValFraction)
 	}
 	return nil
@@ -119,32 +143,6 @@ func (c Config) splitRule() string {
 		return "held out: all documents of the files " + strings.Join(c.HeldOut, ", ")
 	}
 	return fmt.Sprintf("held out: documents whose hash of (seed %d, id) is below fraction %v (sha256 of id, splitmix64 with seed)", c.Seed, c.ValFraction)
-}
-
-// CacheKey hashes everything that determines Run's output: FormatVersion,
-// the output-relevant Config fields and the input Fingerprint. Workers and
-// CacheDir are left out because they do not change the output.
-func CacheKey(cfg Config) (string, error) {
-	fp, err := Fingerprint(cfg)
-	if err != nil {
-		return "", err
-	}
-	key := struct {
-		Format        string   `json:"format"`
-		Tokenizer     string   `json:"tokenizer"`
-		HeldOut       []string `json:"held_out"`
-		ValFraction   float64  `json:"val_fraction"`
-		Seed          uint64   `json:"seed"`
-		MinEvalTokens int      `json:"min_eval_tokens"`
-		ShardTokens   int      `json:"shard_tokens"`
-		Inputs        string   `json:"inputs"`
-	}{FormatVersion, cfg.Tokenizer, cfg.HeldOut, cfg.ValFraction, cfg.Seed, cfg.MinEvalTokens, cfg.ShardTokens, fp}
-	b, err := json.Marshal(key)
-	if err != nil {
-		return "", fmt.Errorf("tokenize: cache key: %w", err)
-	}
-	sum := sha256.Sum256(b)
-	return hex.EncodeToString(sum[:]), nil
 }
 
 // cacheDir is where scripts/fetch-corpus.sh puts the default corpus.

@@ -26,7 +26,7 @@ func TestDefaultCorpus(t *testing.T) {
 			if testing.Short() && c.tokenizer == TokenizerGPT2 {
 				t.Skip("gpt2 on the whole corpus takes seconds; run without -short")
 			}
-			out, paths := runOK(t, DefaultConfig(c.tokenizer, c.minEval))
+			out, paths := runOK(t, DefaultConfig(c.tokenizer))
 			d, err := Open(paths)
 			if err != nil {
 				t.Fatal(err)
@@ -96,7 +96,7 @@ func TestDefaultCorpusWorkersAgree(t *testing.T) {
 	}
 	var manifests [2][]byte
 	for i, workers := range []int{1, 2} {
-		cfg := DefaultConfig(TokenizerGPT2, 128*512)
+		cfg := DefaultConfig(TokenizerGPT2)
 		cfg.Workers = workers
 		out, _ := runOK(t, cfg)
 		b, err := os.ReadFile(filepath.Join(out, ManifestName))

@@ -244,7 +244,7 @@ func TestEvalWindowsInDocuments(t *testing.T) {
 		"held3.txt": strings.Repeat("c", 25),
 	})
 	cfg := testConfig(TokenizerBytes, dir)
-	cfg.HeldOut, cfg.MinEvalTokens, cfg.ShardTokens = []string{"held1", "held2", "held3"}, 8, 16
+	cfg.HeldOut, cfg.ShardTokens = []string{"held1", "held2", "held3"}, 16
 	_, paths := runOK(t, cfg)
 	d, err := Open(paths)
 	if err != nil {

@@ -5,9 +5,11 @@
 // Data flows one way: Run reads the corpus, normalises it, splits it by whole
 // documents into a training split ("train") and a held-out split ("heldout"),
 // tokenizes it and writes shards plus a manifest.json; Open memory-maps those
-// files for the train and evaluate stages. This package never downloads
-// anything: the default corpus is fetched by scripts/fetch-corpus.sh
-// (`make corpus`), and Run fails with a pointer to it when it is missing.
+// files. The train and evaluate stages declare the tokenize stage as their
+// input ShardsInput and open it with OpenInput, never by file names. This
+// package never downloads anything: the default corpus is fetched by
+// scripts/fetch-corpus.sh (`make corpus`), and Run fails with a pointer to it
+// when it is missing.
 //
 // # Corpora
 //
@@ -55,8 +57,10 @@
 // independent of file order and worker count. The held-out stream is the
 // held-out documents in corpus order, each followed by the end-of-document
 // token (nanoGPT style); evaluation windows are drawn from it and may span
-// documents. Run fails if the held-out stream, or a file named in HeldOut, has
-// fewer than MinEvalTokens+1 tokens.
+// documents. Run fails if either split is empty; whether the held-out stream
+// is long enough for an evaluation window is checked where the window length
+// is known (EvalWindows, and the evaluate stage before it starts), so that
+// the evaluation protocol is not part of the shards.
 //
 // # Tokenizers
 //

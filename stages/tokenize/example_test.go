@@ -11,7 +11,7 @@ import (
 
 // Tokenize a small user corpus, then read it back as the train and evaluate
 // stages do. With the default corpus the configuration would be
-// tokenize.DefaultConfig("bytes", 128*128) after `make corpus`.
+// tokenize.DefaultConfig("bytes") after `make corpus`.
 func Example() {
 	dir, _ := os.MkdirTemp("", "tokenize-example")
 	defer os.RemoveAll(dir)
@@ -21,11 +21,10 @@ func Example() {
 	os.WriteFile(filepath.Join(corpus, "eval.txt"), []byte("Pack my box with five dozen liquor jugs.\n"), 0o644)
 
 	cfg := tokenize.Config{
-		Tokenizer:     "bytes",
-		Corpus:        []string{corpus},
-		HeldOut:       []string{"eval.txt"},
-		MinEvalTokens: 16, // the longest evaluation window
-		ShardTokens:   1 << 20,
+		Tokenizer:   "bytes",
+		Corpus:      []string{corpus},
+		HeldOut:     []string{"eval.txt"},
+		ShardTokens: 1 << 20,
 	}
 	out := filepath.Join(dir, "shards")
 	if err := tokenize.Run(context.Background(), cfg, out, nil); err != nil {

@@ -149,7 +149,7 @@ func TestXZArchives(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg := testConfig(TokenizerBytes, filepath.Join(dir, "urlsf_subset00-1_data.xz"), filepath.Join(dir, "openwebtext.tar.xz"))
-	cfg.HeldOut, cfg.ShardTokens, cfg.MinEvalTokens = []string{"openwebtext.tar.xz"}, 16, 4
+	cfg.HeldOut, cfg.ShardTokens = []string{"openwebtext.tar.xz"}, 16
 	_, paths := runOK(t, cfg)
 	if got := streamText(t, paths, SplitTrain); got != "web page one|web page two\n|" {
 		t.Errorf("train stream %q", got)

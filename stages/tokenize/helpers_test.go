@@ -62,5 +62,5 @@ func listDir(t testing.TB, dir string) []string {
 
 // testConfig is a small user-corpus configuration.
 func testConfig(tokenizer string, corpus ...string) Config {
-	return Config{Tokenizer: tokenizer, Corpus: corpus, ValFraction: 0.5, Seed: 1, MinEvalTokens: 8, ShardTokens: 64, Workers: 2}
+	return Config{Tokenizer: tokenizer, Corpus: corpus, ValFraction: 0.5, Seed: 1, ShardTokens: 64, Workers: 2}
 }

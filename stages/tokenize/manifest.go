@@ -13,22 +13,13 @@ const ManifestName = "manifest.json"
 // holds no timestamps or durations, so identical runs give identical bytes.
 type Manifest struct {
 	datasetMeta
-	Config       ManifestConfig           `json:"config"`
+	Config       Key                      `json:"config"` // what the tokenize stage hashed
 	InputFiles   int                      `json:"input_files"`
 	InputBytes   int64                    `json:"input_bytes"`
 	SkippedEmpty int                      `json:"skipped_empty_documents"`
 	Normalised   map[string]int           `json:"normalised_documents"` // "latin1", "crlf": documents changed
 	HeldOutFiles map[string]int64         `json:"held_out_file_tokens,omitempty"`
 	Splits       map[string]ManifestSplit `json:"splits"`
-}
-
-// ManifestConfig is the part of Config that determines the output.
-type ManifestConfig struct {
-	HeldOut       []string `json:"held_out"`
-	ValFraction   float64  `json:"val_fraction"`
-	Seed          uint64   `json:"seed"`
-	MinEvalTokens int      `json:"min_eval_tokens"`
-	ShardTokens   int      `json:"shard_tokens"`
 }
 
 // ManifestSplit is one split's totals and shard files.

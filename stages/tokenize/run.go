@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"sync"
 	"unsafe"
@@ -25,7 +24,8 @@ import (
 // outDir (should a move itself fail, the caller discards outDir, as the
 // artifact store does for a failed stage).
 func Run(ctx context.Context, cfg Config, outDir string, progress func(done, total int64, note string)) (err error) {
-	if err := cfg.validate(); err != nil {
+	key, err := NewKey(cfg) // validates cfg
+	if err != nil {
 		return err
 	}
 	tok, _ := newTokenizer(cfg.Tokenizer)
@@ -62,7 +62,7 @@ func Run(ctx context.Context, cfg Config, outDir string, progress func(done, tot
 		SplitRule:     cfg.splitRule(),
 	}
 	common.TokenType, _ = tokenTypeFor(tok.vocab)
-	common.Dataset = datasetID(common, cfg)
+	common.Dataset = datasetID(common, key)
 
 	st := &runState{
 		cfg: cfg, tok: tok, files: files, held: held,
@@ -88,7 +88,7 @@ func Run(ctx context.Context, cfg Config, outDir string, progress func(done, tot
 	if err := st.check(); err != nil {
 		return err
 	}
-	man := st.manifest(common)
+	man := st.manifest(common, key)
 	b, err := man.marshal()
 	if err != nil {
 		return err
@@ -116,18 +116,13 @@ func Run(ctx context.Context, cfg Config, outDir string, progress func(done, tot
 
 // datasetID names one Run's output, so that Open can refuse shards of
 // different runs mixed together.
-func datasetID(common datasetMeta, cfg Config) string {
+func datasetID(common datasetMeta, key Key) string {
 	b, _ := json.Marshal(struct {
-		Meta   datasetMeta
-		Config ManifestConfig
-	}{common, manifestConfig(cfg)})
+		Meta datasetMeta
+		Key  Key
+	}{common, key})
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:16])
-}
-
-func manifestConfig(cfg Config) ManifestConfig {
-	return ManifestConfig{HeldOut: cfg.HeldOut, ValFraction: cfg.ValFraction, Seed: cfg.Seed,
-		MinEvalTokens: cfg.MinEvalTokens, ShardTokens: cfg.ShardTokens}
 }
 
 // runState is what Run's pipeline accumulates.
@@ -333,10 +328,11 @@ func (st *runState) consume(ctx context.Context, order <-chan *piece) error {
 	return nil
 }
 
-// check enforces what the evaluation needs of the splits.
+// check enforces that both splits have text. How long the held-out split
+// must be is the evaluation's business (its window lengths are not part of
+// the shards), so the evaluate stage checks that.
 func (st *runState) check() error {
 	train, heldOut := st.writers[SplitTrain], st.writers[SplitHeldOut]
-	need := int64(st.cfg.MinEvalTokens) + 1
 	switch {
 	case st.documents == 0:
 		return fmt.Errorf("corpus: no text in the %d input files (first: %s); give files with text in them", len(st.files), st.files[0].path)
@@ -345,29 +341,13 @@ func (st *runState) check() error {
 	case heldOut.total() == 0:
 		return fmt.Errorf("corpus: the held-out split is empty (%s selected none of %d documents); raise ValFraction or name files in HeldOut", st.cfg.splitRule(), st.documents)
 	}
-	names := make([]string, 0, len(st.heldOutFiles))
-	for name := range st.heldOutFiles {
-		names = append(names, name)
-	}
-	sort.Strings(names)
-	for _, name := range names {
-		// A named held-out file is meant to hold whole evaluation windows.
-		if n := st.heldOutFiles[name]; n < need {
-			return fmt.Errorf("corpus: held-out file %s has %d tokens (%s), but the longest evaluation window (MinEvalTokens %d) needs %d; hold out a longer file",
-				name, n, st.tok.name, st.cfg.MinEvalTokens, need)
-		}
-	}
-	if heldOut.total() < need {
-		return fmt.Errorf("corpus: the held-out split has %d tokens (%s), but the longest evaluation window (MinEvalTokens %d) needs %d; hold out more text (HeldOut, ValFraction) or evaluate shorter windows",
-			heldOut.total(), st.tok.name, st.cfg.MinEvalTokens, need)
-	}
 	return nil
 }
 
-func (st *runState) manifest(common datasetMeta) *Manifest {
+func (st *runState) manifest(common datasetMeta, key Key) *Manifest {
 	m := &Manifest{
 		datasetMeta:  common,
-		Config:       manifestConfig(st.cfg),
+		Config:       key,
 		InputFiles:   len(st.files),
 		InputBytes:   st.totalBytes,
 		SkippedEmpty: st.skippedEmpty,

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -58,7 +59,7 @@ func TestRunRoundTripBytes(t *testing.T) {
 		"notes.md":      "ignored: not a corpus file type",
 	})
 	cfg := testConfig(TokenizerBytes, dir)
-	cfg.ValFraction, cfg.HeldOut, cfg.MinEvalTokens, cfg.ShardTokens = 0, []string{"b"}, 5, 8
+	cfg.ValFraction, cfg.HeldOut, cfg.ShardTokens = 0, []string{"b"}, 8
 	out, paths := runOK(t, cfg)
 	d, err := Open(paths)
 	if err != nil {
@@ -184,12 +185,9 @@ func TestRunErrors(t *testing.T) {
 		{"missing path", func(c *Config) { c.Corpus = []string{filepath.Join(tmp, "nope")} }, []string{"nope", "no such file"}},
 		{"unsupported file", func(c *Config) { c.Corpus = []string{filepath.Join(tmp, "odd.csv")} }, []string{"odd.csv", "unsupported", ".parquet"}},
 		{"binary", func(c *Config) { c.Corpus = []string{filepath.Join(tmp, "bin")} }, []string{"bin/a.txt", "NUL byte at offset 10"}},
-		{"held-out file too short", func(c *Config) {
-			c.Corpus, c.HeldOut, c.MinEvalTokens = []string{filepath.Join(tmp, "short")}, []string{"a.txt"}, 50
-		}, []string{"held-out file a.txt has 5 tokens (bytes)", "needs 51"}},
-		{"held-out stream too short", func(c *Config) {
-			c.Corpus, c.HeldOut, c.MinEvalTokens = []string{filepath.Join(tmp, "short")}, nil, 10_000
-		}, []string{"held-out split has", "needs 10001"}},
+		{"held-out split empty", func(c *Config) {
+			c.Corpus, c.ValFraction = []string{filepath.Join(tmp, "short")}, 1e-9
+		}, []string{"held-out split is empty", "none of 2 documents", "raise ValFraction"}},
 		{"everything held out", func(c *Config) {
 			c.Corpus, c.HeldOut = []string{filepath.Join(tmp, "short", "a.txt")}, []string{"a"}
 		}, []string{"nothing is left to train on"}},
@@ -264,12 +262,90 @@ func TestFingerprint(t *testing.T) {
 	if c, _ := Fingerprint(testConfig(TokenizerBytes, moved)); c == a {
 		t.Errorf("fingerprint unchanged after a file changed")
 	}
-	k1, _ := CacheKey(testConfig(TokenizerBytes, moved))
-	k2, _ := CacheKey(testConfig(TokenizerGPT2, moved))
-	w := testConfig(TokenizerBytes, moved)
-	w.Workers = 7
-	k3, _ := CacheKey(w)
-	if k1 == k2 || k1 != k3 {
-		t.Errorf("cache keys: bytes %s gpt2 %s bytes/7 workers %s", k1, k2, k3)
+}
+
+// TestKey: the key is the format, the output-relevant fields of Config and
+// the input fingerprint, in one JSON form; what does not change the output
+// does not change it, and manifest.json records it as hashed.
+func TestKey(t *testing.T) {
+	corpus := smallCorpus(t, 3)
+	keyJSON := func(cfg Config) string {
+		t.Helper()
+		k, err := NewKey(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := json.Marshal(k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	base := keyJSON(testConfig(TokenizerBytes, corpus))
+	var fields map[string]any
+	if err := json.Unmarshal([]byte(base), &fields); err != nil {
+		t.Fatal(err)
+	}
+	names := slices.Sorted(maps.Keys(fields))
+	if want := []string{"format", "held_out", "inputs", "seed", "shard_tokens", "tokenizer", "val_fraction"}; !slices.Equal(names, want) || fields["format"] != FormatVersion {
+		t.Errorf("key %s: fields %v, want %v with format %s", base, names, want, FormatVersion)
+	}
+	if again := keyJSON(testConfig(TokenizerBytes, corpus)); again != base {
+		t.Errorf("key not deterministic:\n%s\n%s", base, again)
+	}
+
+	moved := filepath.Join(t.TempDir(), "books")
+	if err := os.CopyFS(moved, os.DirFS(corpus)); err != nil {
+		t.Fatal(err)
+	}
+	same := map[string]func(c *Config){
+		"workers":             func(c *Config) { c.Workers = 7 },
+		"cache dir":           func(c *Config) { c.CacheDir = "/elsewhere" },
+		"moved corpus":        func(c *Config) { c.Corpus = []string{moved} },
+		"empty held-out list": func(c *Config) { c.HeldOut = []string{} },
+	}
+	differ := map[string]func(c *Config){
+		"tokenizer":    func(c *Config) { c.Tokenizer = TokenizerGPT2 },
+		"held out":     func(c *Config) { c.HeldOut = []string{"doc01"} },
+		"val fraction": func(c *Config) { c.ValFraction = 0.25 },
+		"seed":         func(c *Config) { c.Seed = 2 },
+		"shard tokens": func(c *Config) { c.ShardTokens = 32 },
+		"fewer files":  func(c *Config) { c.Corpus = []string{filepath.Join(corpus, "doc0[01].txt")} },
+	}
+	for name, change := range same {
+		cfg := testConfig(TokenizerBytes, corpus)
+		change(&cfg)
+		if k := keyJSON(cfg); k != base {
+			t.Errorf("%s changed the key:\n%s\n%s", name, base, k)
+		}
+	}
+	for name, change := range differ {
+		cfg := testConfig(TokenizerBytes, corpus)
+		change(&cfg)
+		if keyJSON(cfg) == base {
+			t.Errorf("%s did not change the key", name)
+		}
+	}
+	// The same file named directly or by a glob: same name and bytes, but
+	// another source description in the shards, so another key.
+	one := testConfig(TokenizerBytes, filepath.Join(corpus, "doc00.txt"))
+	glob := testConfig(TokenizerBytes, filepath.Join(corpus, "doc00.tx?"))
+	if keyJSON(one) == keyJSON(glob) {
+		t.Errorf("a file and a glob selecting it have one key, but the shards record different sources")
+	}
+
+	cfg := testConfig(TokenizerBytes, corpus)
+	_, paths := runOK(t, cfg)
+	d, err := Open(paths)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	recorded, err := json.Marshal(d.Manifest().Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(recorded) != base {
+		t.Errorf("manifest.json records the key\n%s\nbut the stage hashes\n%s", recorded, base)
 	}
 }

@@ -19,20 +19,17 @@ import (
 // Kind is the stage kind; stage names are "train/<variant>".
 const Kind = "train"
 
-// ShardsInput is the input name of the tokenize artifact.
-const ShardsInput = "shards"
-
 // Stage returns the training stage of one variant.
 func Stage(cfg spec.Config, shards *pipeline.Stage) *pipeline.Stage {
 	return &pipeline.Stage{
 		Name:     Kind + "/" + cfg.Variant,
 		Kind:     Kind,
 		Config:   cfg,
-		Inputs:   []pipeline.Input{{Name: ShardsInput, Stage: shards}},
+		Inputs:   []pipeline.Input{{Name: tokenize.ShardsInput, Stage: shards}},
 		Code:     []string{"routebench/stages/train"},
 		Volatile: []string{spec.SpeedFile},
 		Run: func(rc *pipeline.RunContext) error {
-			ds, err := OpenShards(rc)
+			ds, err := tokenize.OpenInput(rc, tokenize.ShardsInput)
 			if err != nil {
 				return err
 			}
@@ -43,28 +40,4 @@ func Stage(cfg spec.Config, shards *pipeline.Stage) *pipeline.Stage {
 			return model.Train(rc.Context, cfg, ds, rc.WorkDir, rc.OutDir, rc.Progress)
 		},
 	}
-}
-
-// OpenShards memory-maps the shards input of a running stage.
-func OpenShards(rc *pipeline.RunContext) (*tokenize.Dataset, error) {
-	art, err := rc.Input(ShardsInput)
-	if err != nil {
-		return nil, err
-	}
-	var paths []string
-	for _, name := range art.Names() {
-		if name == pipeline.RunInfoFile {
-			continue
-		}
-		p, err := art.Path(name)
-		if err != nil {
-			return nil, err
-		}
-		paths = append(paths, p)
-	}
-	ds, err := tokenize.Open(paths)
-	if err != nil {
-		return nil, fmt.Errorf("stage %s: opening shards: %w", rc.Stage.Name, err)
-	}
-	return ds, nil
 }
