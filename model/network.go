@@ -24,9 +24,6 @@ func (r *Rotation) internal() *rotation {
 	return &rotation{cos: r.Cos, sin: r.Sin}
 }
 
-// NewNetwork is the network of one training config.
-func NewNetwork(c Config) Network { return Network{newNet(c)} }
-
 // Config is the network's training config.
 func (w Network) Config() Config { return w.n.c }
 
@@ -73,22 +70,3 @@ const MaskedLogit = maskedLogit
 // AttentionBias is the host bias [H][L][L] (flattened): causal mask plus
 // ALiBi's -m_h (i-j) when alibi is set.
 func AttentionBias(H, L int, alibi bool) []float32 { return attentionBias(H, L, alibi) }
-
-// ParamShapes lists the trained tensors of a config by name, in the order of
-// weights files and graph inputs.
-func ParamShapes(c Config) (names []string, shapes [][]int) {
-	for _, s := range paramSpecs(c) {
-		names, shapes = append(names, s.Name), append(shapes, s.Shape)
-	}
-	return names, shapes
-}
-
-// HostRotation is cos and sin [B, T, H, d] (flattened) of a batch of
-// windows, from spec's float64 angles; table is the angle table of
-// accumulated variants. Variants without rotation give nil slices.
-func HostRotation(c Config, table []float32, tokens []int32, B, T int) (cos, sin []float32, err error) {
-	return hostRotation(c, table, tokens, B, T)
-}
-
-// Catch runs fn and turns a gomlx panic into an error naming what.
-func Catch(what string, fn func() error) error { return catch(what, fn) }

@@ -5,28 +5,19 @@ import "fmt"
 // Names of the hyperparameters as they appear in train.json and in error
 // messages (the JSON keys of Config). One place, so reports and code agree.
 const (
-	ParamVariant         = "variant"
-	ParamProfile         = "profile"
 	ParamVocab           = "vocab"
 	ParamDModel          = "d_model"
 	ParamLayers          = "layers"
-	ParamHeads           = "heads"
 	ParamDHidden         = "d_hidden"
 	ParamContext         = "context"
 	ParamBatch           = "batch"
 	ParamSteps           = "steps"
 	ParamWarmup          = "warmup"
 	ParamLR              = "lr"
-	ParamMinLR           = "min_lr"
 	ParamWeightDecay     = "weight_decay"
-	ParamClip            = "clip"
-	ParamSigmaMax        = "sigma_max"
 	ParamSigmaMin        = "sigma_min"
-	ParamSeed            = "seed"
 	ParamCheckpointEvery = "checkpoint_every"
 	ParamEvalEvery       = "eval_every"
-	ParamEvalBatches     = "eval_batches"
-	ParamBackend         = "backend"
 )
 
 // Fixed architecture constants (recorded in Arch).

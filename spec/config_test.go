@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -80,5 +81,21 @@ func TestVariantParts(t *testing.T) {
 	rv := random().withValueTransport().withALiBi("random-qkv-alibi")
 	if rv.Rotation != RotationAccumulated || !rv.ValueRot || !rv.ALiBi || !strings.Contains(rv.Doc, "ALiBi") {
 		t.Errorf("composed variant %+v", rv)
+	}
+}
+
+// The Param* names are Config's JSON keys (they name fields in errors and
+// train.json): a renamed tag without its constant fails here.
+func TestParamNamesAreJSONKeys(t *testing.T) {
+	keys := map[string]bool{}
+	ct := reflect.TypeOf(Config{})
+	for i := 0; i < ct.NumField(); i++ {
+		keys[strings.Split(ct.Field(i).Tag.Get("json"), ",")[0]] = true
+	}
+	for _, p := range []string{ParamVocab, ParamDModel, ParamLayers, ParamDHidden, ParamContext, ParamBatch, ParamSteps,
+		ParamWarmup, ParamLR, ParamWeightDecay, ParamSigmaMin, ParamCheckpointEvery, ParamEvalEvery} {
+		if !keys[p] {
+			t.Errorf("Param name %q is not a JSON key of Config", p)
+		}
 	}
 }

@@ -24,7 +24,7 @@ import (
 //	v2 archsimd (GOEXPERIMENT=simd) 4x4-vector tiles: QK^T 25 GFLOP/s/core;
 //	   every accumulator spilled (Go allocates only X0-X14 to archsimd).
 //	v3 archsimd 4x2-vector tiles, vector exp and ALiBi ramp: QK^T 82, PV 91
-//	   GFLOP/s/core (5.5x v1, the archsimd path kept for non-amd64-asm builds).
+//	   GFLOP/s/core (5.5x v1; removed once v4 superseded it, see kern.go).
 //	v4 Go assembly 6x64 / 12x32 tiles with VFMADD231PS (accumulate in place,
 //	   all 32 zmm registers), online-softmax rescale fused into PV, query
 //	   blocks of 48 rows: QK^T ~140-158, PV ~170-187 GFLOP/s/core (1.8x v3);

@@ -3,38 +3,31 @@ package native
 import "math"
 
 // The micro-kernels below are the only code that touches the inner loops of
-// attention and matrix products. Each has a portable Go version (kern_generic.go)
-// and, when built with GOEXPERIMENT=simd on an AVX-512 machine, a version on
-// 16-wide float32 vectors (kern_simd_amd64.go). Tests compare both against
-// float64 references; the dispatch is one branch per block, not per element.
+// attention and matrix products. Each has a portable Go version
+// (kern_generic.go) and an AVX-512 assembly version (kern_amd64.s, written by
+// gen_kern_amd64.go). Tests compare both against float64 references; the
+// dispatch is one branch per block, not per element. (An archsimd version,
+// GOEXPERIMENT=simd, was superseded by the assembly and built by no target;
+// it is gone.)
 
-// haveAsm and haveSIMD report whether the assembly kernels (amd64, not
-// -tags purego) and the archsimd kernels (GOEXPERIMENT=simd) are compiled
-// in and the CPU runs them (AVX-512). The assembly ones take precedence
-// where both exist. Variables so tests can force each path.
-var (
-	haveAsm  = asmAvailable()
-	haveSIMD = simdAvailable()
-)
+// haveAsm reports whether the assembly kernels (amd64, not -tags purego) are
+// compiled in and the CPU runs them (AVX-512). A variable so tests can force
+// the portable path.
+var haveAsm = asmAvailable()
 
 var negInf = math.Inf(-1)
 
 // KernelName says which micro-kernels a process uses, for benchmark logs.
 func KernelName() string {
-	switch {
-	case haveAsm && haveSIMD:
-		return "avx512 assembly + archsimd"
-	case haveAsm:
+	if haveAsm {
 		return "avx512 assembly"
-	case haveSIMD:
-		return "avx512 archsimd"
 	}
 	return "portable Go"
 }
 
 // VectorKernels reports whether any vector kernel set is active (else the
 // portable Go kernels, several times slower, run).
-func VectorKernels() bool { return haveAsm || haveSIMD }
+func VectorKernels() bool { return haveAsm }
 
 // qkBlock sets s[i*bk+j] = sum_c q[i*d+c] * kt[c*bk+j] for i < nq, j < bk.
 // kt is one key block transposed (d rows of bk keys); bk is a multiple of 16.
@@ -45,10 +38,6 @@ func qkBlock(s, q, kt []float32, nq, d, bk int) {
 		}
 		return
 	}
-	if haveSIMD {
-		qkBlockSIMD(s, q, kt, nq, d, bk)
-		return
-	}
 	qkBlockGeneric(s, q, kt, nq, d, bk)
 }
 
@@ -56,10 +45,6 @@ func qkBlock(s, q, kt []float32, nq, d, bk int) {
 func pvBlock(o, p, v []float32, nq, d, bk, nk int) {
 	if haveAsm && d%32 == 0 {
 		pvAsm(o, p, v, nq, d, bk, nk, modeAcc, nil)
-		return
-	}
-	if haveSIMD && d%16 == 0 {
-		pvBlockSIMD(o, p, v, nq, d, bk, nk)
 		return
 	}
 	pvBlockGeneric(o, p, v, nq, d, bk, nk)
@@ -94,9 +79,6 @@ func expShift(x []float32, m float32) float32 {
 	if haveAsm {
 		return expShiftAsm(x, m)
 	}
-	if haveSIMD {
-		return expShiftSIMD(x, m)
-	}
 	return expShiftGeneric(x, m)
 }
 
@@ -105,18 +87,11 @@ func maxOf(x []float32) float32 {
 	if haveAsm {
 		return maxOfAsm(x)
 	}
-	if haveSIMD {
-		return maxOfSIMD(x)
-	}
 	return maxOfGeneric(x)
 }
 
 // scaleRows multiplies o[i*d:(i+1)*d] by f[i] for i < n.
 func scaleRows(o, f []float32, n, d int) {
-	if haveSIMD && d%16 == 0 {
-		scaleRowsSIMD(o, f, n, d)
-		return
-	}
 	for i := 0; i < n; i++ {
 		r := o[i*d : i*d+d]
 		fi := f[i]
@@ -134,10 +109,6 @@ func gemmPanel(c []float32, ldc int, a []float32, lda int, bp []float32, m, k, n
 		gemmPanelAsm(c, ldc, a, lda, bp, m, k, nc, acc)
 		return
 	}
-	if haveSIMD {
-		gemmPanelSIMD(c, ldc, a, lda, bp, m, k, nc, acc)
-		return
-	}
 	gemmPanelGeneric(c, ldc, a, lda, bp, m, k, nc, acc)
 }
 
@@ -149,10 +120,6 @@ func addRamp(x []float32, base, slope float32) {
 		addRampAsm(x, base, slope)
 		return
 	}
-	if haveSIMD {
-		addRampSIMD(x, base, slope)
-		return
-	}
 	for j := range x {
 		x[j] += slope * (base + float32(j))
 	}
@@ -162,10 +129,6 @@ func addRamp(x []float32, base, slope float32) {
 func geluTanh(x []float32) {
 	if haveAsm {
 		x = x[geluAsm(x):]
-	} else if haveSIMD {
-		n := len(x) &^ 15
-		geluSIMD(x[:n])
-		x = x[n:]
 	}
 	for j, u := range x {
 		x[j] = geluScalar(u)

@@ -15,18 +15,18 @@ import (
 const tolDot = 1e-5
 
 // forEachKernelSet runs f with the portable kernels and, where available,
-// the archsimd kernels, the assembly kernels, and both together.
+// the assembly kernels.
 func forEachKernelSet(t *testing.T, f func(t *testing.T)) {
-	savedAsm, savedSIMD := haveAsm, haveSIMD
-	defer func() { haveAsm, haveSIMD = savedAsm, savedSIMD }()
+	saved := haveAsm
+	defer func() { haveAsm = saved }()
 	for _, c := range []struct {
-		name      string
-		asm, simd bool
-	}{{"portable", false, false}, {"simd", false, true}, {"asm", true, false}, {"asm+simd", true, true}} {
-		if (c.asm && !asmAvailable()) || (c.simd && !simdAvailable()) {
+		name string
+		asm  bool
+	}{{"portable", false}, {"asm", true}} {
+		if c.asm && !asmAvailable() {
 			continue
 		}
-		haveAsm, haveSIMD = c.asm, c.simd
+		haveAsm = c.asm
 		t.Run(c.name, f)
 	}
 }
@@ -98,7 +98,7 @@ func TestPVBlock(t *testing.T) {
 
 // TestExpShift: the polynomial exp is within a few ulps (we allow 4e-7
 // relative, ~7 eps) down to expLo; below it the result is at most exp(expLo)
-// (the portable and archsimd kernels give 0, the assembly one may give a
+// (the portable kernels give 0, the assembly one may give a
 // denormal), and exactly 0 for -Inf (masked scores) and below -104.
 func TestExpShift(t *testing.T) {
 	forEachKernelSet(t, func(t *testing.T) {

@@ -133,20 +133,6 @@ func (s *Set) Write(w io.Writer) error {
 	return bw.Flush()
 }
 
-// WriteFile writes the set to path (the caller's output directory; atomicity
-// is the artifact store's job).
-func (s *Set) WriteFile(path string) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return fmt.Errorf("weights: %w", err)
-	}
-	if err := s.Write(f); err != nil {
-		f.Close()
-		return fmt.Errorf("weights: writing %s: %w", path, err)
-	}
-	return f.Close()
-}
-
 func padded(n int64) int64 { return (n + align - 1) / align * align }
 
 // Read decodes a weights file, checking every bound, so that a damaged
