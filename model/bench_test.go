@@ -139,7 +139,7 @@ func BenchmarkStepRatio(b *testing.B) {
 // The caller closes the trainer.
 func compiledTrainer(b *testing.B, v string) (c Config, tr *trainer, tok, tgt []int32) {
 	b.Helper()
-	c, err := spec.ProfileConfig("cpu", v, 257)
+	c, err := shapeConfig("cpu", v, 257)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -6,14 +6,13 @@ import (
 	"os"
 	"path/filepath"
 
-	"routebench/spec"
 	"routebench/spec/weights"
 )
 
 // Example shows the pipeline's use of the package: train one variant,
 // read its weights back (model/gomlxeval and model/native evaluate them).
 func Example() {
-	cfg, err := spec.ProfileConfig("smoke", "random-qkv", 257)
+	cfg, err := shapeConfig("smoke", "random-qkv", 257)
 	if err != nil {
 		fmt.Println(err)
 		return

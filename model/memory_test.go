@@ -59,7 +59,7 @@ func largestNode(t *testing.T, c Config) (int, string) {
 func TestNoQuadraticTimesWidthTemporaries(t *testing.T) {
 	installMatmulVJP()
 	for _, v := range []string{"rope", "learned-qkv"} {
-		c, _ := spec.ProfileConfig("cpu", v, 257)
+		c, _ := shapeConfig("cpu", v, 257)
 		limit := c.Batch * c.Context * c.Context * (c.DModel / c.Heads)
 		got, what := largestNode(t, c)
 		if got >= limit {
@@ -72,7 +72,7 @@ func TestNoQuadraticTimesWidthTemporaries(t *testing.T) {
 	}
 	VJPRegistration[NodeTypeDotGeneral] = stockDotGeneralVJP
 	defer func() { VJPRegistration[NodeTypeDotGeneral] = matmulVJP }()
-	c, _ := spec.ProfileConfig("cpu", "rope", 257)
+	c, _ := shapeConfig("cpu", "rope", 257)
 	if got, _ := largestNode(t, c); got < c.Batch*c.Context*c.Context*(c.DModel/c.Heads) {
 		t.Fatalf("with the stock VJP the largest node is only %d elements: the check is blind", got)
 	}

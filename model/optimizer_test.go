@@ -6,8 +6,6 @@ import (
 
 	. "github.com/gomlx/gomlx/pkg/core/graph" //nolint:revive // gomlx graph code reads best unqualified
 	"github.com/gomlx/gomlx/pkg/core/tensors"
-
-	"routebench/spec"
 )
 
 func TestLearningRateSchedule(t *testing.T) {
@@ -82,7 +80,7 @@ func TestAdamWClipAndDecayMask(t *testing.T) {
 }
 
 func TestParamSpecsDecayMask(t *testing.T) {
-	c, _ := spec.ProfileConfig("smoke", "learned-qk", 11)
+	c, _ := shapeConfig("smoke", "learned-qk", 11)
 	for _, s := range paramSpecs(c) {
 		matrix := len(s.Shape) == 2
 		if s.Decay != matrix {

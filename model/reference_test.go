@@ -165,7 +165,7 @@ func refForward(t *testing.T, set *weights.Set, x []int32) [][]float64 {
 // attention patterns and rotations matter in the comparison.
 func randomSet(t *testing.T, variant string) (*weights.Set, Config) {
 	t.Helper()
-	c, err := spec.ProfileConfig("smoke", variant, 29)
+	c, err := shapeConfig("smoke", variant, 29)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -220,9 +220,6 @@ func (tr *trainer) export(outDir string, start int, hist history) error {
 		rep.AngleSigmas = spec.AngleSigmas(tr.n.P, c.SigmaMax, c.SigmaMin)
 		rep.SpectralGaps = spec.SpectralGaps(rep.AngleSigmas)
 	}
-	if c.Profile == "cpu" {
-		rep.StepsNote = spec.CPUStepsNote
-	}
 	sp := SpeedReport{ResumedFrom: start, CompileSeconds: median(hist.CompileTime), StepSeconds: median(hist.StepTime),
 		PeakRSSBytes: peakRSS(), TimedSteps: len(hist.StepTime)}
 	if len(hist.StepTime) > 0 {

@@ -17,7 +17,7 @@ import (
 // tinyConfig is smaller than the smoke profile, for tests that train often.
 func tinyConfig(t testing.TB, variant string, steps int) Config {
 	t.Helper()
-	c, err := spec.ProfileConfig("smoke", variant, 23)
+	c, err := shapeConfig("smoke", variant, 23)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -227,7 +227,7 @@ func TestSmokeProfileAllVariants(t *testing.T) {
 	}
 	data := newSynthData(257)
 	for _, v := range spec.Variants() {
-		c, err := spec.ProfileConfig("smoke", v, 257)
+		c, err := shapeConfig("smoke", v, 257)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -257,7 +257,7 @@ func TestExecutorsAgreeAtCPUProfile(t *testing.T) {
 	}
 	var states [][][]float32
 	for _, be := range []string{"go", "go:ops_sequential,parallelism=0,dotgeneral_large"} {
-		c, _ := spec.ProfileConfig("cpu", "random-qkv", 257)
+		c, _ := shapeConfig("cpu", "random-qkv", 257)
 		c.Backend = be
 		tr, err := newTrainer(c)
 		if err != nil {

@@ -169,9 +169,9 @@ export -f agree eval_xla rb smoke
 
 export cfg=$OUT/$PROFILE-check.json
 if [ "$PROFILE" = paper ]; then
-  echo "{\"steps\": $STEPS, \"windows\": 1, \"length_multipliers\": [1, 128]}" >"$cfg"
+  echo "{\"train\": {\"steps\": $STEPS}, \"windows\": 1, \"length_multipliers\": [1, 128]}" >"$cfg"
 else
-  echo "{\"steps\": $STEPS, \"windows\": 1, \"length_multipliers\": [1, 2]}" >"$cfg"
+  echo "{\"train\": {\"steps\": $STEPS}, \"windows\": 1, \"length_multipliers\": [1, 2]}" >"$cfg"
 fi
 export OUT SMOKE_TOL
 

@@ -51,56 +51,9 @@ type Config struct {
 	EvalEvery       int     `json:"eval_every"`
 	EvalBatches     int     `json:"eval_batches"`
 	Backend         string  `json:"backend"` // "go" (default) or "xla..." (needs the XLA hook)
+	// StepsNote says why a profile trains this long (it is in train.json).
+	StepsNote string `json:"steps_note,omitempty"`
 }
-
-// Profiles, in the order ProfileConfig knows them.
-var Profiles = []string{"smoke", "cpu", "paper"}
-
-// ProfileConfig returns the defaults of a profile for one variant.
-//
-//   - smoke: a seconds-scale model for CI; all seven variants train in about a minute.
-//   - cpu: the pilot's model (d 128, 2 layers, 4 heads, T 128, batch 16, byte
-//     tokens); Steps is sized so all seven variants fit in ~40 minutes of 2 cores
-//     (see CPUStepsNote).
-//   - paper: the paper's 16 x 768, 12 heads, context 512, GPT-2 vocabulary; for GPUs.
-func ProfileConfig(profile, variant string, vocab int) (Config, error) {
-	if _, err := LookupVariant(variant); err != nil {
-		return Config{}, err
-	}
-	c := Config{
-		Variant: variant, Profile: profile, Vocab: vocab,
-		LR: 2e-3, MinLR: 1e-4, WeightDecay: 0.01, Clip: 1.0,
-		SigmaMax: 1.0, SigmaMin: 0.35, Seed: 1, Backend: "go",
-	}
-	switch profile {
-	case "smoke":
-		c.DModel, c.Layers, c.Heads, c.DHidden = 32, 2, 2, 128
-		c.Context, c.Batch, c.Steps, c.Warmup = 32, 8, 60, 6
-		c.LR = 3e-3
-		c.CheckpointEvery, c.EvalEvery, c.EvalBatches = 20, 20, 2
-	case "cpu":
-		c.DModel, c.Layers, c.Heads, c.DHidden = 128, 2, 4, 512
-		c.Context, c.Batch, c.Steps, c.Warmup = 128, 16, CPUSteps, 40
-		c.CheckpointEvery, c.EvalEvery, c.EvalBatches = 50, 50, 4
-	case "paper":
-		c.DModel, c.Layers, c.Heads, c.DHidden = 768, 16, 12, 3072
-		c.Context, c.Batch, c.Steps, c.Warmup = 512, 32, 50000, 2000
-		c.LR, c.MinLR, c.WeightDecay = 6e-4, 6e-5, 0.1
-		c.CheckpointEvery, c.EvalEvery, c.EvalBatches = 1000, 1000, 16
-	default:
-		return Config{}, fmt.Errorf("spec: unknown profile %q (known: %v)", profile, Profiles)
-	}
-	return c, c.Validate()
-}
-
-// CPUSteps is the cpu profile's step count. See CPUStepsNote.
-const CPUSteps = 400
-
-// CPUStepsNote justifies CPUSteps; it is copied into train.json.
-const CPUStepsNote = "cpu profile: 400 steps x 16 windows x 128 tokens (819K tokens). BenchmarkStepRatio " +
-	"(2 cores, 2026-11-30): fastest steps 0.79-0.98 s for the 7 variants (6.0-6.5 GFLOP each), so ~5.5-6.5 min " +
-	"per variant with evaluation and ~40 min for all 7 on an idle machine; the pilot showed the paper's ordering " +
-	"after 400 steps of this model. On a machine shared with other jobs, steps were 1.6-2.1 s (median)."
 
 // Validate checks a config before any work is done.
 func (c Config) Validate() error {

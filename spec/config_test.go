@@ -16,33 +16,29 @@ func TestVariantsRegistryOrder(t *testing.T) {
 	}
 }
 
-func TestProfileConfigs(t *testing.T) {
-	for _, p := range Profiles {
-		for _, v := range Variants() {
-			vocab := 257
-			if p == "paper" {
-				vocab = 50257
-			}
-			c, err := ProfileConfig(p, v, vocab)
-			if err != nil {
-				t.Fatalf("%s/%s: %v", p, v, err)
-			}
-			if c.Arch().Validate() != nil {
-				t.Fatalf("%s/%s: invalid arch", p, v)
-			}
+func TestConfigValidate(t *testing.T) {
+	c := Config{Variant: "random-qk", Profile: "test", Vocab: 257, DModel: 32, Layers: 2, Heads: 2, DHidden: 128,
+		Context: 32, Batch: 8, Steps: 60, Warmup: 6, LR: 3e-3, MinLR: 1e-4, Clip: 1, SigmaMax: 1, SigmaMin: 0.35, Seed: 1}
+	if err := c.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Arch().Validate(); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		edit func(*Config)
+		want string
+	}{
+		{func(c *Config) { c.SigmaMin = 2 }, ParamSigmaMin},
+		{func(c *Config) { c.Heads = 3 }, ParamDModel},
+		{func(c *Config) { c.Warmup = 61 }, ParamWarmup},
+		{func(c *Config) { c.Variant = "pope" }, "pope"},
+	} {
+		bad := c
+		tc.edit(&bad)
+		if err := bad.Validate(); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("want an error naming %s, got %v", tc.want, err)
 		}
-	}
-	c, _ := ProfileConfig("paper", "rope", 50257)
-	if c.Layers != 16 || c.DModel != 768 || c.Heads != 12 || c.Context != 512 {
-		t.Fatalf("paper profile %+v", c)
-	}
-	if _, err := ProfileConfig("huge", "rope", 257); err == nil {
-		t.Fatal("unknown profile accepted")
-	}
-	c.SigmaMin = 2
-	c.Variant = "random-qk"
-	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), ParamSigmaMin) {
-		t.Fatalf("bad sigma accepted: %v", err)
 	}
 }
 

@@ -18,7 +18,6 @@ type TrainReport struct {
 	Params       int       `json:"params"` // trained values
 	AngleSigmas  []float64 `json:"angle_sigmas,omitempty"`
 	SpectralGaps []float64 `json:"spectral_gaps,omitempty"` // 1 - exp(-sigma^2/2) per pair
-	StepsNote    string    `json:"steps_note,omitempty"`
 
 	TrainLoss    []float64   `json:"train_loss"` // every step
 	GradNorm     []float64   `json:"grad_norm"`  // every step, before clipping

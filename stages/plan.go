@@ -50,15 +50,9 @@ func Build(p Profile) (*pipeline.Plan, error) {
 	all := []*pipeline.Stage{tok}
 	in := report.Inputs{Train: map[string]*pipeline.Stage{}, Evaluate: map[string]*pipeline.Stage{}}
 	for _, v := range variants {
-		cfg, err := spec.ProfileConfig(p.Name, v, vocab)
-		if err != nil {
-			return nil, fmt.Errorf("profile %s: %w", p.Name, err)
-		}
-		cfg.Backend = backendOf(p)
-		if p.Steps > 0 {
-			cfg.Steps = p.Steps
-			cfg.Warmup = min(cfg.Warmup, cfg.Steps)
-		}
+		cfg := p.Train
+		cfg.Variant, cfg.Profile, cfg.Vocab, cfg.Backend = v, p.Name, vocab, backendOf(p)
+		cfg.Warmup = min(cfg.Warmup, cfg.Steps)
 		if err := cfg.Validate(); err != nil {
 			return nil, fmt.Errorf("profile %s: %w", p.Name, err)
 		}

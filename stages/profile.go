@@ -7,19 +7,30 @@ import (
 	"os"
 	"sort"
 	"strings"
+
+	"routebench/spec"
+	"routebench/stages/theory"
 )
 
-// Profile holds every knob of a reproduction. The built-in profiles are
-// below; a JSON file given with --config overrides fields by name (unknown
-// fields are an error, so a typo cannot silently do nothing).
+// Profile holds every knob of a reproduction, and builtin below is the one
+// place the built-in profiles are defined (training, evaluation, theory,
+// benchmarks). A JSON file given with --config overrides fields by name,
+// nested ones too ({"train": {"steps": 200}}); unknown fields are an error,
+// so a typo cannot silently do nothing.
+//
+// This package is salted into no stage: editing a profile's defaults
+// re-keys exactly the stages whose config values change.
 type Profile struct {
 	Name string `json:"name"`
 	// Data
 	Tokenizer string   `json:"tokenizer"` // bytes | gpt2
 	Corpus    []string `json:"corpus"`    // empty: the default Gutenberg corpus
-	// Model and training (see model.ProfileConfig for the rest)
+	// Variants to train (empty: the whole registry, spec.Variants).
 	Variants []string `json:"variants"`
-	Steps    int      `json:"steps"` // 0: the model profile's default
+	// Train is every training knob (spec.Config). Variant, profile and
+	// vocabulary are filled in by Build (vocabulary from the tokenizer), and
+	// the backend from Backend; a warmup longer than the steps is clamped.
+	Train spec.Config `json:"train"`
 	// Backend is gomlx's backend for training: "go" (CPU, default) or
 	// "xla:/abs/path/to/pjrt_plugin.so" (GPU binary only). Empty: $GOMLX_BACKEND, else "go".
 	Backend string `json:"backend"`
@@ -27,34 +38,72 @@ type Profile struct {
 	LengthMultipliers []int  `json:"length_multipliers"` // evaluation lengths = T x these
 	Windows           int    `json:"windows"`            // windows per length
 	EvalSeed          uint64 `json:"eval_seed"`
-	// Theory
-	Theory string `json:"theory"` // smoke | cpu
+	// Theory is the theory stage's configuration (theory.SmokeConfig or
+	// theory.CPUConfig, overridable field by field).
+	Theory theory.Config `json:"theory"`
 	// Kernel benchmarks
 	BenchCount   int   `json:"bench_count"`   // repetitions of each kernel benchmark
 	BenchLengths []int `json:"bench_lengths"` // attention lengths benchmarked
 }
 
-var builtin = map[string]Profile{
-	// smoke trains 240 steps (model default: 60) so that the variants
-	// differ by percents, enough for the CI gate to see a change to one.
-	"smoke": {
-		Name: "smoke", Tokenizer: "bytes", Steps: 240,
-		LengthMultipliers: []int{1, 2, 4, 8}, Windows: 4, EvalSeed: 7, Theory: "smoke", BenchCount: 1, BenchLengths: []int{1024},
-	},
-	"cpu": {
-		Name: "cpu", Tokenizer: "bytes",
-		LengthMultipliers: []int{1, 2, 4, 8, 16, 32, 64, 128}, Windows: 16, EvalSeed: 7, Theory: "cpu", BenchCount: 5, BenchLengths: []int{1024, 4096},
-	},
-	"paper": {
-		Name: "paper", Tokenizer: "gpt2",
-		LengthMultipliers: []int{1, 2, 4, 8, 16, 32, 64, 128}, Windows: 16, EvalSeed: 7, Theory: "cpu", BenchCount: 5, BenchLengths: []int{1024, 4096},
-	},
+// trainDefaults are the hyperparameters every built-in profile shares.
+func trainDefaults() spec.Config {
+	return spec.Config{LR: 2e-3, MinLR: 1e-4, WeightDecay: 0.01, Clip: 1.0, SigmaMax: 1.0, SigmaMin: 0.35, Seed: 1}
+}
+
+// cpuStepsNote justifies the cpu profile's 400 steps; it is copied into train.json.
+const cpuStepsNote = "cpu profile: 400 steps x 16 windows x 128 tokens (819K tokens). BenchmarkStepRatio " +
+	"(2 cores, 2026-11-30): fastest steps 0.79-0.98 s for the 7 variants (6.0-6.5 GFLOP each), so ~5.5-6.5 min " +
+	"per variant with evaluation and ~40 min for all 7 on an idle machine; the pilot showed the paper's ordering " +
+	"after 400 steps of this model. On a machine shared with other jobs, steps were 1.6-2.1 s (median)."
+
+// builtin returns the built-in profiles (fresh values: callers may modify them).
+//
+//   - smoke: a seconds-scale model for CI; 240 steps so that the variants
+//     differ by percents, enough for the CI gate to see a change to one.
+//   - cpu: the pilot's model (d 128, 2 layers, 4 heads, T 128, batch 16, byte
+//     tokens), sized so all seven variants fit in ~40 minutes of 2 cores.
+//   - paper: the paper's 16 x 768, 12 heads, context 512, GPT-2 vocabulary; for GPUs.
+func builtin() map[string]Profile {
+	smoke := trainDefaults()
+	smoke.DModel, smoke.Layers, smoke.Heads, smoke.DHidden = 32, 2, 2, 128
+	smoke.Context, smoke.Batch, smoke.Steps, smoke.Warmup = 32, 8, 240, 6
+	smoke.LR = 3e-3
+	smoke.CheckpointEvery, smoke.EvalEvery, smoke.EvalBatches = 20, 20, 2
+
+	cpu := trainDefaults()
+	cpu.DModel, cpu.Layers, cpu.Heads, cpu.DHidden = 128, 2, 4, 512
+	cpu.Context, cpu.Batch, cpu.Steps, cpu.Warmup = 128, 16, 400, 40
+	cpu.CheckpointEvery, cpu.EvalEvery, cpu.EvalBatches = 50, 50, 4
+	cpu.StepsNote = cpuStepsNote
+
+	paper := trainDefaults()
+	paper.DModel, paper.Layers, paper.Heads, paper.DHidden = 768, 16, 12, 3072
+	paper.Context, paper.Batch, paper.Steps, paper.Warmup = 512, 32, 50000, 2000
+	paper.LR, paper.MinLR, paper.WeightDecay = 6e-4, 6e-5, 0.1
+	paper.CheckpointEvery, paper.EvalEvery, paper.EvalBatches = 1000, 1000, 16
+
+	long := []int{1, 2, 4, 8, 16, 32, 64, 128}
+	return map[string]Profile{
+		"smoke": {
+			Name: "smoke", Tokenizer: "bytes", Train: smoke,
+			LengthMultipliers: []int{1, 2, 4, 8}, Windows: 4, EvalSeed: 7, Theory: theory.SmokeConfig(), BenchCount: 1, BenchLengths: []int{1024},
+		},
+		"cpu": {
+			Name: "cpu", Tokenizer: "bytes", Train: cpu,
+			LengthMultipliers: long, Windows: 16, EvalSeed: 7, Theory: theory.CPUConfig(), BenchCount: 5, BenchLengths: []int{1024, 4096},
+		},
+		"paper": {
+			Name: "paper", Tokenizer: "gpt2", Train: paper,
+			LengthMultipliers: long, Windows: 16, EvalSeed: 7, Theory: theory.CPUConfig(), BenchCount: 5, BenchLengths: []int{1024, 4096},
+		},
+	}
 }
 
 // ProfileNames lists the built-in profiles.
 func ProfileNames() []string {
 	var n []string
-	for k := range builtin {
+	for k := range builtin() {
 		n = append(n, k)
 	}
 	sort.Strings(n)
@@ -64,7 +113,7 @@ func ProfileNames() []string {
 // LoadProfile returns a built-in profile with the overrides in configPath
 // (may be empty) applied.
 func LoadProfile(name, configPath string) (Profile, error) {
-	p, ok := builtin[name]
+	p, ok := builtin()[name]
 	if !ok {
 		return Profile{}, fmt.Errorf("unknown profile %q (choose one of: %s)", name, strings.Join(ProfileNames(), ", "))
 	}
@@ -103,8 +152,9 @@ func (p Profile) validate() error {
 	if p.BenchCount <= 0 || len(p.BenchLengths) == 0 {
 		return fmt.Errorf("profile %s: bench_count %d and bench_lengths %v must be positive/non-empty", p.Name, p.BenchCount, p.BenchLengths)
 	}
-	if p.Steps < 0 {
-		return fmt.Errorf("profile %s: steps %d is negative", p.Name, p.Steps)
+	if p.Train.Variant != "" || p.Train.Profile != "" || p.Train.Vocab != 0 || p.Train.Backend != "" {
+		return fmt.Errorf("profile %s: train.variant, train.profile, train.vocab and train.backend are set by the pipeline "+
+			"(variants, the profile name, the tokenizer, backend); drop them from the config", p.Name)
 	}
 	return nil
 }

@@ -16,11 +16,8 @@ import (
 // full attention.
 func randomSet(t *testing.T, variant string) (*weights.Set, spec.Config) {
 	t.Helper()
-	c, err := spec.ProfileConfig("smoke", variant, 29)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c.DModel, c.Heads, c.DHidden, c.Layers = 16, 4, 24, 2
+	c := spec.Config{Variant: variant, Profile: "test", Vocab: 29, DModel: 16, Layers: 2, Heads: 4, DHidden: 24, Context: 32,
+		SigmaMax: 1, SigmaMin: 0.35, Seed: 1}
 	return weightstest.RandomSet(t, c.Arch(), 3), c
 }
 

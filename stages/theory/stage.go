@@ -1,27 +1,14 @@
 package theory
 
-import (
-	"fmt"
-
-	"routebench/pipeline"
-)
+import "routebench/pipeline"
 
 // Kind is the pipeline stage kind and name.
 const Kind = "theory"
 
-// Stage returns the theory stage for a named sample-size configuration
-// ("smoke" or "cpu"). It has no inputs: the checks depend only on their
+// Stage returns the theory stage of a configuration (a profile's; see
+// SmokeConfig and CPUConfig). It has no inputs: the checks depend only on their
 // config and seeds, so the artifact is deterministic.
-func Stage(name string) (*pipeline.Stage, error) {
-	var cfg Config
-	switch name {
-	case "smoke":
-		cfg = SmokeConfig()
-	case "cpu":
-		cfg = CPUConfig()
-	default:
-		return nil, fmt.Errorf("theory: unknown configuration %q (want smoke or cpu)", name)
-	}
+func Stage(cfg Config) (*pipeline.Stage, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
