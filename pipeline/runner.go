@@ -132,7 +132,10 @@ func (r *Runner) runStage(ctx context.Context, s *Stage, done map[string]*artifa
 		return Record{}, nil, err
 	}
 	rec := Record{Stage: s.Name, Key: key.ID.String()}
-	cached, missErr := r.Store.Get(key.ID)
+	// One lookup across the wait for the action lock: a blob the first Get
+	// verified is not hashed again after the wait unless its file changed.
+	look := r.Store.NewLookup(key.ID)
+	cached, missErr := look.Get()
 	if missErr != nil && !artifacts.IsMiss(missErr) {
 		return rec, nil, missErr
 	}
@@ -147,7 +150,7 @@ func (r *Runner) runStage(ctx context.Context, s *Stage, done map[string]*artifa
 	defer unlock()
 	if !r.Verify && !r.forced(s) {
 		// Another process may have finished this stage while we waited.
-		if a, err := r.Store.Get(key.ID); err == nil {
+		if a, err := look.Get(); err == nil {
 			rec.Result, rec.Reason = "hit", "computed by another process"
 			return rec, a, nil
 		}
