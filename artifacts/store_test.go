@@ -327,3 +327,20 @@ func TestLookupDoesNotTrustFreshBlobs(t *testing.T) {
 		t.Fatalf("a fresh blob named by two files was hashed %d times by two Gets, want 2", n)
 	}
 }
+
+// When the roots cannot be computed (a damaged run log), gc removes nothing.
+func TestGCWithFailingRootsRemovesNothing(t *testing.T) {
+	s, err := Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := actionFor("unrooted")
+	putFiles(t, s, a, map[string][]byte{"f": []byte("x")})
+	_, err = s.GCWith(func() (func(ActionID) bool, error) { return nil, os.ErrInvalid })
+	if err == nil || !strings.Contains(err.Error(), "removed nothing") {
+		t.Fatalf("want a refusal, got %v", err)
+	}
+	if _, err := s.Get(a); err != nil {
+		t.Fatalf("gc removed an entry although its roots failed: %v", err)
+	}
+}
