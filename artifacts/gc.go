@@ -33,10 +33,11 @@ func (s *Store) Entries() ([]ActionID, error) {
 	return ids, err
 }
 
-// GCStats reports what a collection removed.
+// GCStats reports what a collection removed, and how many entries it kept.
 type GCStats struct {
 	Entries, Blobs, WorkDirs int
 	Bytes                    int64
+	Kept                     int
 }
 
 // GC removes index entries for which keep is false (and entries that do not
@@ -46,6 +47,13 @@ type GCStats struct {
 // at a removed blob. Without flock support GC refuses: it could delete a
 // blob that another machine's Put has written but not yet indexed.
 func (s *Store) GC(keep func(ActionID) bool) (GCStats, error) {
+	return s.GCWith(func() (func(ActionID) bool, error) { return keep, nil })
+}
+
+// GCWith is GC with roots computed under its exclusive lock: roots is
+// called once the lock is held, so what it reads (run logs) cannot gain a
+// committed artifact that it misses; if it fails, nothing is removed.
+func (s *Store) GCWith(roots func() (keep func(ActionID) bool, err error)) (GCStats, error) {
 	var st GCStats
 	l, err := lockFile(filepath.Join(s.root, "locks", "gc"), true)
 	if errors.Is(err, errNoLocks) {
@@ -56,6 +64,10 @@ func (s *Store) GC(keep func(ActionID) bool) (GCStats, error) {
 	}
 	defer l.Unlock()
 
+	keep, err := roots()
+	if err != nil {
+		return st, fmt.Errorf("gc of %s removed nothing: %w", s.root, err)
+	}
 	ids, err := s.Entries()
 	if err != nil {
 		return st, fmt.Errorf("gc: listing index: %w", err)
@@ -71,6 +83,7 @@ func (s *Store) GC(keep func(ActionID) bool) (GCStats, error) {
 			st.Entries++
 			continue
 		}
+		st.Kept++
 		for _, f := range art.Files {
 			live[f.ID] = true
 		}

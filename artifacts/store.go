@@ -1,13 +1,16 @@
 package artifacts
 
 import (
+	"crypto/sha256"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
+	"time"
 )
 
 // Store is an artifact store rooted at one directory. It is safe for use by
@@ -98,8 +101,37 @@ func (s *Store) indexPath(a ActionID) string {
 func (s *Store) WorkDir(a ActionID) string { return filepath.Join(s.root, "work", a.String()) }
 
 // Get returns the verified artifact for an action, or a *Miss saying why
-// there is none. Damage found on the way is logged and never served.
-func (s *Store) Get(a ActionID) (*Artifact, error) {
+// there is none. Damage found on the way is logged and never served. Each
+// call is one lookup: it hashes every blob it serves, in full (a blob
+// named by several files once).
+func (s *Store) Get(a ActionID) (*Artifact, error) { return s.NewLookup(a).Get() }
+
+// A Lookup is one logical lookup of an action that may take several Gets:
+// the runner's Get before it waits for the action lock and its Get after
+// (another process may have committed the action meanwhile). A blob that an
+// earlier Get of the same Lookup hashed and found good is not hashed again
+// if its file is provably the same version: same device, inode, size,
+// mtime and ctime as when it was hashed (see blobStamp). Any write,
+// truncate, chmod or rename over the blob changes that stamp, so a flipped
+// byte is still a miss; what the Lookup trusts between its Gets is the
+// kernel's ctime, not bytes hashed earlier. The memo lives and dies with
+// the Lookup (never the Store or the process): every new lookup hashes
+// everything again.
+type Lookup struct {
+	s      *Store
+	a      ActionID
+	hashed map[OutputID]blobStamp // blobs found good, and the version hashed
+}
+
+// NewLookup starts a lookup of action a; call Get on it one or more times.
+func (s *Store) NewLookup(a ActionID) *Lookup {
+	return &Lookup{s: s, a: a, hashed: map[OutputID]blobStamp{}}
+}
+
+// Get is Store.Get, reusing the verification of unchanged blobs from the
+// Lookup's earlier Gets.
+func (l *Lookup) Get() (*Artifact, error) {
+	s, a := l.s, l.a
 	data, err := os.ReadFile(s.indexPath(a))
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, &Miss{a, "not in the store"}
@@ -114,10 +146,16 @@ func (s *Store) Get(a ActionID) (*Artifact, error) {
 	if art.Action != a {
 		return nil, s.miss(a, "index entry names action %s", art.Action.Short())
 	}
+	// Within one Get a blob is hashed once, even if several files name it.
+	good := map[OutputID]int64{}
 	for _, f := range art.Files {
-		if reason := s.verifyBlob(f); reason != "" {
+		if size, ok := good[f.ID]; ok && size == f.Size {
+			continue
+		}
+		if reason := s.verifyBlob(f, l.hashed); reason != "" {
 			return nil, s.miss(a, "file %q: %s", f.Name, reason)
 		}
+		good[f.ID] = f.Size
 	}
 	art.store = s
 	return art, nil
@@ -130,27 +168,63 @@ func (s *Store) miss(a ActionID, format string, args ...any) *Miss {
 }
 
 // verifyBlob returns "" when the blob holds exactly the recorded bytes.
-func (s *Store) verifyBlob(f File) string {
+// With a memo (a Lookup's), a blob whose stamp matches the memo's is good
+// without hashing, and a blob found good is added with the stamp it had
+// before and after hashing (only if the two agree and the version is
+// settled, see blobStamp).
+func (s *Store) verifyBlob(f File, memo map[OutputID]blobStamp) string {
 	path := s.blobPath(f.ID)
-	st, err := os.Stat(path)
+	fd, err := os.Open(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return "blob " + f.ID.Short() + " is missing"
 	}
 	if err != nil {
 		return "blob unreadable: " + err.Error()
 	}
-	if st.Size() != f.Size {
-		return fmt.Sprintf("blob %s has %d bytes, want %d (truncated or overwritten)", f.ID.Short(), st.Size(), f.Size)
-	}
-	id, _, err := HashFile(path)
+	defer fd.Close()
+	// Stat, hash and stat again the same open file, so that the stamp
+	// describes the bytes hashed even if the path is renamed over meanwhile.
+	st, err := fd.Stat()
 	if err != nil {
 		return "blob unreadable: " + err.Error()
 	}
+	if st.Size() != f.Size {
+		return fmt.Sprintf("blob %s has %d bytes, want %d (truncated or overwritten)", f.ID.Short(), st.Size(), f.Size)
+	}
+	before, stamped := stampOf(st)
+	if stamped && memo != nil {
+		if m, ok := memo[f.ID]; ok && m == before {
+			return ""
+		}
+	}
+	if onHash != nil {
+		onHash(f.ID)
+	}
+	h := sha256.New()
+	if _, err := io.Copy(h, fd); err != nil {
+		return "blob unreadable: " + err.Error()
+	}
+	var id OutputID
+	copy(id[:], h.Sum(nil))
 	if id != f.ID {
 		return fmt.Sprintf("blob %s content hashes to %s (corrupted)", f.ID.Short(), id.Short())
 	}
+	if stamped && memo != nil {
+		if st2, err := fd.Stat(); err == nil {
+			if after, ok := stampOf(st2); ok && after == before && before.settled(now()) {
+				memo[f.ID] = before
+			}
+		}
+	}
 	return ""
 }
+
+// Test seams: onHash sees every blob verifyBlob hashes; now is the clock
+// that decides whether a blob's version is settled.
+var (
+	onHash func(OutputID)
+	now    = time.Now
+)
 
 // Path is the read-only path of a named file of the artifact.
 func (a *Artifact) Path(name string) (string, error) {
@@ -248,7 +322,7 @@ func (s *Store) putBlob(src string) (File, error) {
 		return File{}, err
 	}
 	f := File{ID: id, Size: size}
-	if s.verifyBlob(f) == "" {
+	if s.verifyBlob(f, nil) == "" {
 		return f, nil
 	}
 	dst := s.blobPath(id)

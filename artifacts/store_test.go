@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 func actionFor(s string) ActionID { return ActionID(sha256.Sum256([]byte(s))) }
@@ -198,5 +199,148 @@ func TestOpenUnwritableStore(t *testing.T) {
 	os.Chmod(dir, 0o555)
 	if _, err := Open(filepath.Join(dir, "store")); err == nil {
 		t.Fatal("unwritable store opened")
+	}
+}
+
+// countHashes records which blobs verifyBlob hashes, and pretends every
+// blob was written long ago (so that the Lookup may trust its stamp).
+func countHashes(t *testing.T) map[OutputID]int {
+	n := map[OutputID]int{}
+	onHash = func(o OutputID) { n[o]++ }
+	now = func() time.Time { return time.Now().Add(time.Hour) }
+	t.Cleanup(func() { onHash, now = nil, time.Now })
+	return n
+}
+
+// The runner's lock-wait path: the first Get of a Lookup misses on a
+// missing blob, another process repairs it, the second Get hits; the blob
+// that was good all along is hashed once in all, and a blob named by two
+// files once per Get.
+func TestLookupHashesEachBlobOnce(t *testing.T) {
+	s, err := Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	hashes := countHashes(t)
+	a := actionFor("lookup")
+	files := map[string][]byte{"big": []byte("the big one"), "copy": []byte("the big one"), "zmeta": []byte("meta")}
+	art := putFiles(t, s, a, files)
+	bigID, metaID := art.Files[0].ID, art.Files[2].ID
+	clear(hashes) // Put's own check of an existing blob
+	metaPath := s.blobPath(metaID)
+	if err := os.Remove(metaPath); err != nil {
+		t.Fatal(err)
+	}
+	look := s.NewLookup(a)
+	if _, err := look.Get(); !IsMiss(err) {
+		t.Fatalf("first Get with a missing blob: want a miss, got %v", err)
+	}
+	putFiles(t, s, actionFor("other"), map[string][]byte{"m": files["zmeta"]}) // the repair
+	delete(hashes, metaID)                                                     // the repair checked it too
+	if _, err := look.Get(); err != nil {
+		t.Fatalf("second Get after the repair: %v", err)
+	}
+	if hashes[bigID] != 1 || hashes[metaID] != 1 {
+		t.Fatalf("one lookup hashed the good blob %d times and the repaired one %d times, want once each", hashes[bigID], hashes[metaID])
+	}
+	// A new lookup trusts nothing from the old one.
+	if _, err := s.Get(a); err != nil {
+		t.Fatal(err)
+	}
+	if hashes[bigID] != 2 {
+		t.Fatalf("a new lookup hashed the blob %d times in all, want 2", hashes[bigID])
+	}
+}
+
+// A blob changed between two Gets of one Lookup is hashed again: a flipped
+// byte is a miss even if the writer restores the mtime (ctime still moves),
+// and so is a blob renamed over by a same-size one.
+func TestLookupRehashesChangedBlob(t *testing.T) {
+	damages := map[string]func(t *testing.T, p string){
+		"flip a byte, restore mtime": func(t *testing.T, p string) {
+			st, _ := os.Stat(p)
+			chmodWrite(t, p, func(p string) error {
+				b, _ := os.ReadFile(p)
+				b[3] ^= 1
+				return os.WriteFile(p, b, 0o444)
+			})
+			os.Chmod(p, 0o444)
+			if err := os.Chtimes(p, st.ModTime(), st.ModTime()); err != nil {
+				t.Fatal(err)
+			}
+		},
+		"rename a same-size file over it": func(t *testing.T, p string) {
+			b, _ := os.ReadFile(p)
+			b[0] ^= 1
+			tmp := p + ".tmp"
+			os.WriteFile(tmp, b, 0o444)
+			if err := os.Rename(tmp, p); err != nil {
+				t.Fatal(err)
+			}
+		},
+	}
+	for name, damage := range damages {
+		t.Run(name, func(t *testing.T) {
+			s, err := Open(t.TempDir())
+			if err != nil {
+				t.Fatal(err)
+			}
+			countHashes(t)
+			a := actionFor(name)
+			art := putFiles(t, s, a, map[string][]byte{"data": bytes.Repeat([]byte("routebench"), 100)})
+			// Let the kernel's coarse ctime clock tick past the Put, so the
+			// damage below gets a ctime of its own (the race the real clock's
+			// racyWindow covers, which countHashes turns off).
+			time.Sleep(50 * time.Millisecond)
+			look := s.NewLookup(a)
+			if _, err := look.Get(); err != nil {
+				t.Fatal(err)
+			}
+			damage(t, s.blobPath(art.Files[0].ID))
+			if _, err := look.Get(); !IsMiss(err) {
+				t.Fatalf("a blob changed after the Lookup's first Get was served (err=%v)", err)
+			}
+		})
+	}
+}
+
+// A blob changed less than racyWindow ago is never trusted between Gets:
+// its next change could land in the same ctime tick. Within one Get it is
+// still hashed once, though two files name it.
+func TestLookupDoesNotTrustFreshBlobs(t *testing.T) {
+	s, err := Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	hashes := countHashes(t)
+	now = time.Now // the blob below was written just now
+	a := actionFor("fresh")
+	art := putFiles(t, s, a, map[string][]byte{"data": []byte("fresh"), "same": []byte("fresh")})
+	clear(hashes) // Put's check of the blob it already had
+	look := s.NewLookup(a)
+	for range 2 {
+		if _, err := look.Get(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := hashes[art.Files[0].ID]; n != 2 {
+		t.Fatalf("a fresh blob named by two files was hashed %d times by two Gets, want 2", n)
+	}
+}
+
+// When the roots cannot be computed (a damaged run log), gc removes nothing.
+func TestGCWithFailingRootsRemovesNothing(t *testing.T) {
+	s, err := Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := actionFor("unrooted")
+	putFiles(t, s, a, map[string][]byte{"f": []byte("x")})
+	_, err = s.GCWith(func() (func(ActionID) bool, error) { return nil, os.ErrInvalid })
+	if err == nil || !strings.Contains(err.Error(), "removed nothing") {
+		t.Fatalf("want a refusal, got %v", err)
+	}
+	if _, err := s.Get(a); err != nil {
+		t.Fatalf("gc removed an entry although its roots failed: %v", err)
 	}
 }

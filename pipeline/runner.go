@@ -54,7 +54,7 @@ type Runner struct {
 type Record struct {
 	Stage   string   `json:"stage"`
 	Key     string   `json:"key"`
-	Result  string   `json:"result"` // hit, ran, verified
+	Result  string   `json:"result"` // hit, ran, verified; running or failed (see runLog)
 	Reason  string   `json:"reason,omitempty"`
 	WallSec float64  `json:"wall_seconds"`
 	Outputs []string `json:"outputs,omitempty"` // name:output-id
@@ -85,23 +85,30 @@ func (r *Runner) forced(s *Stage) bool { return r.Force[s.Name] || r.Force[s.Kin
 // Run executes the plan in order, skipping stages whose key is cached.
 func (r *Runner) Run(ctx context.Context, plan *Plan) (*Result, error) {
 	res := &Result{Artifacts: map[string]*artifacts.Artifact{}}
+	log := r.newRunLog(plan)
 	for _, s := range plan.Stages {
 		if err := ctx.Err(); err != nil {
 			return res, fmt.Errorf("interrupted before stage %s: %w", s.Name, err)
 		}
-		rec, art, err := r.runStage(ctx, s, res.Artifacts)
+		rec, art, err := r.runStage(ctx, s, res.Artifacts, func(pending Record) {
+			log.write(append(res.Records, pending))
+		})
 		if err != nil {
+			if rec.Key != "" {
+				rec.Result = "failed"
+				log.write(append(res.Records, rec))
+			}
 			return res, err
 		}
 		res.Artifacts[s.Name] = art
 		res.Records = append(res.Records, rec)
+		log.write(res.Records)
 		verb := rec.Result
 		if rec.Reason != "" {
 			verb += " (" + rec.Reason + ")"
 		}
 		fmt.Fprintf(r.logw(), "%-28s %s  %s  %.1fs\n", s.Name, rec.Key[:12], verb, rec.WallSec)
 	}
-	r.saveLog(plan, res.Records)
 	return res, nil
 }
 
@@ -126,13 +133,20 @@ func (r *Runner) stageKey(s *Stage, done map[string]*artifacts.Artifact) (Key, e
 	return key, nil
 }
 
-func (r *Runner) runStage(ctx context.Context, s *Stage, done map[string]*artifacts.Artifact) (Record, *artifacts.Artifact, error) {
+// runStage looks up or runs one stage. onKey receives the stage's record
+// as soon as its key is known, before the store is read: the run log names
+// the key before this run depends on its artifact (see runLog).
+func (r *Runner) runStage(ctx context.Context, s *Stage, done map[string]*artifacts.Artifact, onKey func(Record)) (Record, *artifacts.Artifact, error) {
 	key, err := r.stageKey(s, done)
 	if err != nil {
 		return Record{}, nil, err
 	}
 	rec := Record{Stage: s.Name, Key: key.ID.String()}
-	cached, missErr := r.Store.Get(key.ID)
+	onKey(Record{Stage: s.Name, Key: rec.Key, Result: "running"})
+	// One lookup across the wait for the action lock: a blob the first Get
+	// verified is not hashed again after the wait unless its file changed.
+	look := r.Store.NewLookup(key.ID)
+	cached, missErr := look.Get()
 	if missErr != nil && !artifacts.IsMiss(missErr) {
 		return rec, nil, missErr
 	}
@@ -147,7 +161,7 @@ func (r *Runner) runStage(ctx context.Context, s *Stage, done map[string]*artifa
 	defer unlock()
 	if !r.Verify && !r.forced(s) {
 		// Another process may have finished this stage while we waited.
-		if a, err := r.Store.Get(key.ID); err == nil {
+		if a, err := look.Get(); err == nil {
 			rec.Result, rec.Reason = "hit", "computed by another process"
 			return rec, a, nil
 		}
@@ -274,21 +288,6 @@ func compareOutputs(s *Stage, cached, fresh *artifacts.Artifact) error {
 	}
 	sort.Strings(diffs)
 	return fmt.Errorf("verify: stage %s is not deterministic: its recomputed output differs from the cached one (%s)", s.Name, strings.Join(diffs, "; "))
-}
-
-func (r *Runner) saveLog(plan *Plan, recs []Record) {
-	dir := filepath.Join(r.Store.Root(), "runs")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return
-	}
-	name := fmt.Sprintf("%s-%s.jsonl", r.now().UTC().Format("20060102T150405.000"), plan.Profile)
-	var b strings.Builder
-	for _, rec := range recs {
-		j, _ := json.Marshal(rec)
-		b.Write(j)
-		b.WriteByte('\n')
-	}
-	os.WriteFile(filepath.Join(dir, name), []byte(b.String()), 0o644)
 }
 
 // CPUModel reads the CPU model name for run records.

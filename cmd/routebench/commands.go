@@ -102,35 +102,6 @@ func cmdVerify(ctx context.Context, args []string) error {
 	return nil
 }
 
-func cmdGC(args []string) error {
-	_, r, _, err := parseAndSetup("gc", args)
-	if err != nil {
-		return err
-	}
-	var plans []*pipeline.Plan
-	for _, name := range stages.ProfileNames() {
-		prof, err := stages.LoadProfile(name, "")
-		if err != nil {
-			return err
-		}
-		p, err := stages.Build(prof)
-		if err != nil {
-			return err
-		}
-		plans = append(plans, p)
-	}
-	live, err := r.LiveKeys(plans...)
-	if err != nil {
-		return err
-	}
-	st, err := r.Store.GC(func(a artifacts.ActionID) bool { return live[a] })
-	if err != nil {
-		return err
-	}
-	fmt.Printf("gc: kept %d live entries; removed %d entries, %d blobs (%d bytes), %d work dirs\n", len(live), st.Entries, st.Blobs, st.Bytes, st.WorkDirs)
-	return nil
-}
-
 func cmdResults(ctx context.Context, args []string) error {
 	c, r, plan, err := parseAndSetup("results", args)
 	if err != nil {

@@ -19,7 +19,10 @@ commands:
   run STAGE...         run the named stages (by name or kind) and what they need
   status               what is cached, what would run and why
   verify [STAGE...]    recompute (ignoring hits) and fail if a stage's output changed
-  gc                   remove store entries no profile uses now
+  gc                   remove store entries that neither a built-in profile uses now nor
+                       a recorded run (<store>/runs/*.jsonl) used
+                       (--older-than D: run logs older than D stop counting and are
+                       deleted; --all: keep only the built-in profiles' current keys)
   results              export RESULTS.md and its files (rewrites only the report, if its inputs are cached)
   gate                 compare the profile's cached results with ci/baseline-<profile>.json
                        (--baseline FILE: another file; --tolerance R: relative tolerance

@@ -36,6 +36,8 @@ func TestBadInputErrors(t *testing.T) {
 		{"bench usage", []string{"bench", "compare", "a"}, "bench compare OLD NEW"},
 		{"gate tolerance", []string{"gate", "--tolerance", "2", "--store", store}, "--tolerance 2 is not a relative tolerance"},
 		{"gate stage names", []string{"gate", "train/rope", "--store", store}, "gate takes no stage names"},
+		{"gc --older-than", []string{"gc", "--older-than", "3 days", "--store", store}, `"3 days" is not a duration like 72h`},
+		{"gc --all and --older-than", []string{"gc", "--all", "--older-than", "1h", "--store", store}, "--all already ignores every run log"},
 		{"baseline tolerance", []string{"baseline", "--tolerance", "0.1", "--store", store}, "flag provided but not defined: -tolerance"},
 	}
 	if corpusPresent() {
