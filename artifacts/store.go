@@ -254,15 +254,6 @@ func (a *Artifact) ReadFile(name string) ([]byte, error) {
 	return os.ReadFile(p)
 }
 
-// Size is the total size of the artifact's files.
-func (a *Artifact) Size() int64 {
-	var n int64
-	for _, f := range a.Files {
-		n += f.Size
-	}
-	return n
-}
-
 // Put stores every regular file under dir (names relative to dir, with '/'
 // separators) as the artifact of action a, index entry last. dir is left
 // in place; the caller removes it.
