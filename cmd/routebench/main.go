@@ -18,6 +18,9 @@ commands:
   reproduce            run every stage of a profile and export RESULTS.md
   run STAGE...         run the named stages (by name or kind) and what they need
   status               what is cached, what would run and why
+  plan [--json]        the stages by level (stages of a level can run at once); --json adds each
+                       one's key (null until its inputs are cached), inputs and the command
+                       that runs it alone against the same store, for a scheduler
   verify [STAGE...]    recompute (ignoring hits) and fail if a stage's output changed
   gc                   remove store entries no profile uses now
   results              export RESULTS.md and its files (rewrites only the report, if its inputs are cached)
@@ -88,6 +91,8 @@ func run(ctx context.Context, args []string) error {
 		return cmdBench(rest)
 	case "gate":
 		return cmdGate(rest)
+	case "plan":
+		return cmdPlan(rest)
 	case "cat":
 		return cmdCat(rest)
 	case "baseline":

@@ -45,6 +45,7 @@ func TestBadInputErrors(t *testing.T) {
 		{"set no value", []string{"status", "--set", "steps", "--store", store}, "want key=value"},
 		{"set after config", []string{"status", "--config", typo, "--set", "windows=2", "--store", store}, `unknown field "windowz"`},
 		{"set unknown variant", []string{"status", "--corpus", text, "--set", "variants=rope,nosuch", "--store", store}, `"nosuch"`},
+		{"plan stage names", []string{"plan", "tokenize", "--store", store}, "plan takes no stage names"},
 		{"baseline tolerance", []string{"baseline", "--tolerance", "0.1", "--store", store}, "flag provided but not defined: -tolerance"},
 	}
 	if corpusPresent() {
