@@ -191,7 +191,7 @@ func (p Profile) validate() error {
 	}
 	if p.Train.Variant != "" || p.Train.Profile != "" || p.Train.Vocab != 0 || p.Train.Backend != "" {
 		return fmt.Errorf("profile %s: train.variant, train.profile, train.vocab and train.backend are set by the pipeline "+
-			"(variants, the profile name, the tokenizer, backend); drop them from the config", p.Name)
+			"(variants, the profile name, the tokenizer, backend); drop them from the config and --set", p.Name)
 	}
 	return nil
 }
