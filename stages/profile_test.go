@@ -1,8 +1,10 @@
 package stages
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -63,5 +65,110 @@ func TestProfileOverrides(t *testing.T) {
 	}
 	if _, err := LoadProfile("smoke", write(`{"train": {"d_modle": 9}}`)); err == nil || !strings.Contains(err.Error(), "d_modle") {
 		t.Fatalf("unknown nested field: %v", err)
+	}
+}
+
+// A --set gives the profile the same override in a --config file gives,
+// whether it names the full path, the training alias or a list as text.
+func TestSetEqualsConfig(t *testing.T) {
+	cases := []struct {
+		set  []string
+		json string
+	}{
+		{[]string{"train.sigma_min=0.1"}, `{"train": {"sigma_min": 0.1}}`},
+		{[]string{"sigma_min=.1", "steps=12"}, `{"train": {"sigma_min": 0.1, "steps": 12}}`},
+		{[]string{"windows=4", "eval_seed=9"}, `{"windows": 4, "eval_seed": 9}`},
+		{[]string{"length_multipliers=1,2,4"}, `{"length_multipliers": [1, 2, 4]}`},
+		{[]string{"length_multipliers=[1,2,4]"}, `{"length_multipliers": [1, 2, 4]}`},
+		{[]string{"variants=rope,alibi"}, `{"variants": ["rope", "alibi"]}`},
+		{[]string{`variants=["rope"]`, "tokenizer=gpt2"}, `{"variants": ["rope"], "tokenizer": "gpt2"}`},
+		{[]string{"theory.seed=5", "train.seed=6", "theory.mixing.queries=3"}, `{"theory": {"seed": 5, "mixing": {"queries": 3}}, "train": {"seed": 6}}`},
+		{[]string{"backend=go"}, `{"backend": "go"}`},                               // the top-level field, not train.backend
+		{[]string{"windows=3", "windows=5"}, `{"windows": 5}`},                      // the last one wins
+		{[]string{"bench_lengths=", "bench_lengths=64"}, `{"bench_lengths": [64]}`}, // a list is replaced whole
+	}
+	dir := t.TempDir()
+	for i, c := range cases {
+		f := filepath.Join(dir, fmt.Sprintf("%d.json", i))
+		if err := os.WriteFile(f, []byte(c.json), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		want, err := LoadProfile("smoke", f)
+		if err != nil {
+			t.Fatalf("config %s: %v", c.json, err)
+		}
+		got, err := LoadProfileWith("smoke", Overrides{Set: c.set})
+		if err != nil {
+			t.Fatalf("--set %v: %v", c.set, err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("--set %v gives\n%+v\nbut config %s gives\n%+v", c.set, got, c.json, want)
+		}
+		if base, _ := LoadProfile("smoke", ""); reflect.DeepEqual(got, base) {
+			t.Errorf("--set %v changed nothing", c.set)
+		}
+	}
+	// A --set applies after the file.
+	f := filepath.Join(dir, "file.json")
+	os.WriteFile(f, []byte(`{"windows": 2, "train": {"steps": 7}}`), 0o644)
+	p, err := LoadProfileWith("smoke", Overrides{Config: f, Set: []string{"windows=6"}, Corpus: []string{"a.txt", "b/"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Windows != 6 || p.Train.Steps != 7 || !reflect.DeepEqual(p.Corpus, []string{"a.txt", "b/"}) {
+		t.Fatalf("file then --set then --corpus: windows %d steps %d corpus %v, want 6, 7, [a.txt b/]", p.Windows, p.Train.Steps, p.Corpus)
+	}
+}
+
+// Every training knob is settable by its JSON path; the set of keys is
+// derived from the struct tags, so a new knob needs no second list.
+func TestSetKeysCoverTrainConfig(t *testing.T) {
+	k := profileSetKeys()
+	typ := reflect.TypeFor[spec.Config]()
+	for i := range typ.NumField() {
+		name := jsonName(typ.Field(i))
+		if _, ok := k.fields["train."+name]; !ok {
+			t.Errorf("train.%s is not a --set key", name)
+		}
+	}
+	if k.aliases["sigma_min"] != "train.sigma_min" || k.aliases["d_model"] != "train.d_model" {
+		t.Errorf("aliases: %v", k.aliases)
+	}
+	if p, ok := profileSetKeys().fields["backend"]; k.aliases["backend"] != "" || !ok || p.Kind() != reflect.String {
+		t.Error("backend is an alias of train.backend, but the top-level field must win")
+	}
+	if _, ok := k.aliases["seed"]; ok {
+		t.Error("seed is an alias, but train.seed and theory.seed make it ambiguous")
+	}
+}
+
+// Each bad --set is one line that says what is wrong and what would do.
+func TestSetErrors(t *testing.T) {
+	cases := []struct{ set, want string }{
+		{"sigma_mn=0.1", `--set: unknown key "sigma_mn" (valid: backend, batch, bench_count,`},
+		{"sigma_mn=0.1", "train.sigma_min, "},
+		{"train.nope=1", `unknown key "train.nope"`},
+		{"theory.mixing=1", `unknown key "theory.mixing"`}, // a struct is not a leaf
+		{"seed=3", `key "seed" is ambiguous (it could be theory.seed or train.seed); give the full path`},
+		{"windows", `--set "windows": want key=value`},
+		{"=4", `want key=value`},
+		{"windows=many", "--set windows=many: windows wants an integer (e.g. --set windows=4)"},
+		{"windows=2.5", "windows wants an integer"},
+		{"eval_seed=-1", "eval_seed wants a non-negative integer"},
+		{"lr=fast", "train.lr wants a number (e.g. --set lr=0.1)"},
+		{"length_multipliers=1,x,4", `length_multipliers wants a comma-separated list (each an integer) or a JSON array (e.g. --set length_multipliers=4,4 or [4,4]): element 2 ("x")`},
+		{"windows=0", "windows (0) and length_multipliers"}, // parsed, then validated
+		{"name=big", "the name is the profile's (--profile smoke)"},
+		{"train.vocab=9", "set by the pipeline"},
+	}
+	for _, c := range cases {
+		_, err := LoadProfileWith("smoke", Overrides{Set: []string{c.set}})
+		if err == nil {
+			t.Errorf("--set %s: no error", c.set)
+			continue
+		}
+		if msg := err.Error(); !strings.Contains(msg, c.want) || strings.Contains(msg, "\n") {
+			t.Errorf("--set %s: error %q lacks %q (or is not one line)", c.set, msg, c.want)
+		}
 	}
 }

@@ -19,6 +19,7 @@ import (
 type common struct {
 	profile, config, store, out, backend string
 	force                                multiFlag
+	set, corpus                          multiFlag // profile overrides, see stages.Overrides
 	debugKey                             bool
 	fs                                   *flag.FlagSet
 	args                                 []string // positional arguments (stage names)
@@ -42,6 +43,8 @@ func parseCommonWith(name string, args []string, extra func(*flag.FlagSet)) (*co
 	c.fs.SetOutput(io.Discard)
 	c.fs.StringVar(&c.profile, "profile", "cpu", "profile")
 	c.fs.StringVar(&c.config, "config", "", "profile overrides (JSON)")
+	c.fs.Var(&c.set, "set", "profile override key=value; repeatable")
+	c.fs.Var(&c.corpus, "corpus", "corpus file, directory or glob; repeatable")
 	c.fs.StringVar(&c.store, "store", "", "artifact store directory")
 	c.fs.StringVar(&c.out, "out", "", "export directory")
 	c.fs.StringVar(&c.backend, "backend", "", "training backend")
@@ -95,9 +98,13 @@ func (c *common) outDir() string {
 	return repoRoot()
 }
 
+func (c *common) overrides() stages.Overrides {
+	return stages.Overrides{Config: c.config, Set: c.set, Corpus: c.corpus}
+}
+
 // setup opens the store and builds the profile's plan and a runner.
 func (c *common) setup() (*pipeline.Runner, *pipeline.Plan, error) {
-	prof, err := stages.LoadProfile(c.profile, c.config)
+	prof, err := stages.LoadProfileWith(c.profile, c.overrides())
 	if err != nil {
 		return nil, nil, err
 	}

@@ -18,6 +18,9 @@ commands:
   reproduce            run every stage of a profile and export RESULTS.md
   run STAGE...         run the named stages (by name or kind) and what they need
   status               what is cached, what would run and why
+  plan [--json]        the stages by level (stages of a level can run at once); --json adds each
+                       one's key (null until its inputs are cached), inputs and the command
+                       that runs it alone against the same store, for a scheduler
   verify [STAGE...]    recompute (ignoring hits) and fail if a stage's output changed
   gc                   remove store entries that neither a built-in profile uses now nor
                        a recorded run (<store>/runs/*.jsonl) used
@@ -36,6 +39,11 @@ commands:
 common flags (after the command):
   --profile NAME       smoke | cpu | paper (default cpu)
   --config FILE        JSON overrides of the profile's fields
+  --set KEY=VALUE      override one field after --config; repeatable. KEY is the JSON path
+                       (windows, train.sigma_min, theory.seed) or a training knob's bare name
+                       (sigma_min, steps); lists as 1,2,4 or [1,2,4]
+  --corpus PATH        the corpus: a file, directory or glob (.txt, .jsonl, .parquet, .xz);
+                       repeatable; replaces the profile's corpus field
   --store DIR          artifact store (default $ROUTEBENCH_STORE or .routebench/store)
   --backend NAME       training backend: go (default) or xla:/abs/path/plugin.so (GPU binary)
   --force STAGE        rerun a stage (name or kind) even if cached; repeatable
@@ -86,6 +94,8 @@ func run(ctx context.Context, args []string) error {
 		return cmdBench(rest)
 	case "gate":
 		return cmdGate(rest)
+	case "plan":
+		return cmdPlan(rest)
 	case "cat":
 		return cmdCat(rest)
 	case "baseline":

