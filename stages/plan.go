@@ -98,12 +98,34 @@ func commit() string {
 	return strings.TrimSpace(string(out))
 }
 
+// Held-out and train minimums of a user corpus's split, in training
+// contexts T. They depend on T only, never on the profile's evaluation
+// lengths, so that changing those leaves the shards be.
+const (
+	// heldOutContexts is the longest evaluation window the protocol names,
+	// 128 x T (evaluate's Validate message: powers of two "1, 2, 4, ...,
+	// 128"; Validate itself does not refuse more, and evaluate's held-out
+	// length check still reports a longer window that does not fit).
+	heldOutContexts = 128
+	// trainWindows: the train split keeps at least 8 non-overlapping
+	// windows of T+1 tokens. TrainBatch needs only one, but a corpus that
+	// leaves training less than a few windows is a mistake to report, not
+	// to train on; 8 is under every built-in batch, and depends on T only.
+	trainWindows = 8
+)
+
 func tokenizeStage(p Profile) (*pipeline.Stage, error) {
 	cfg := tokenize.DefaultConfig(p.Tokenizer)
 	if len(p.Corpus) > 0 {
 		cfg.Corpus = p.Corpus
 		cfg.HeldOut = nil
 	}
+	// Under the ValFraction rule (a user corpus) the split holds out whole
+	// documents until the longest window fits (128 x T inputs + 1 target);
+	// NewKey drops both for named HeldOut files (the default corpus).
+	T := int64(p.Train.Context)
+	cfg.MinHeldOutTokens = heldOutContexts*T + 1
+	cfg.MinTrainTokens = trainWindows * (T + 1)
 	key, err := tokenize.NewKey(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("profile %s: %w", p.Name, err)

@@ -72,8 +72,17 @@ type Config struct {
 	ValFraction float64  `json:"val_fraction"` // without HeldOut: fraction of documents held out, chosen by hash of (Seed, id)
 	Seed        uint64   `json:"seed"`         // seeds the ValFraction split
 	ShardTokens int      `json:"shard_tokens"` // tokens per shard file (the last shard of a split may be shorter)
-	Workers     int      `json:"-"`            // tokenizer goroutines; <= 0 means GOMAXPROCS
-	CacheDir    string   `json:"-"`            // where the default corpus was fetched; "" = $ROUTEBENCH_CACHE or <module root>/.cache/corpus
+	// MinHeldOutTokens and MinTrainTokens (0: no requirement) complete the
+	// ValFraction rule, so that a small corpus still gets a usable held-out
+	// split: when the fraction holds out fewer than MinHeldOutTokens tokens,
+	// further documents are held out by ascending hash of (Seed, id), the
+	// last of them cut if holding it out whole would leave the train split
+	// under MinTrainTokens (see Run). Named HeldOut files are held out as
+	// named, so NewKey drops both there: they would change nothing.
+	MinHeldOutTokens int64  `json:"min_heldout_tokens,omitempty"`
+	MinTrainTokens   int64  `json:"min_train_tokens,omitempty"`
+	Workers          int    `json:"-"` // tokenizer goroutines; <= 0 means GOMAXPROCS
+	CacheDir         string `json:"-"` // where the default corpus was fetched; "" = $ROUTEBENCH_CACHE or <module root>/.cache/corpus
 }
 
 // Key is everything that determines Run's output, and nothing else: the
@@ -97,6 +106,11 @@ func NewKey(cfg Config) (Key, error) {
 	}
 	if len(cfg.HeldOut) == 0 {
 		cfg.HeldOut = nil // no names and an empty list hold out the same: one JSON form
+	} else {
+		// The minimums act on the ValFraction rule only; without them the
+		// key of the default corpus stays what it was (omitempty), and so do
+		// its shards, and a new training context does not re-tokenize it.
+		cfg.MinHeldOutTokens, cfg.MinTrainTokens = 0, 0
 	}
 	return Key{Format: FormatVersion, Config: cfg, Inputs: fp}, nil
 }
@@ -124,6 +138,9 @@ func (c Config) validate() error {
 	if c.ShardTokens <= 0 {
 		return fmt.Errorf("tokenize: ShardTokens is %d; it must be positive (default %d)", c.ShardTokens, DefaultShardTokens)
 	}
+	if c.MinHeldOutTokens < 0 || c.MinTrainTokens < 0 {
+		return fmt.Errorf("tokenize: MinHeldOutTokens %d and MinTrainTokens %d must not be negative (0: no requirement)", c.MinHeldOutTokens, c.MinTrainTokens)
+	}
 	if len(c.HeldOut) == 0 && !(c.ValFraction > 0 && c.ValFraction < 1) { // NaN, too
 		return fmt.Errorf("tokenize: no held-out split: ValFraction is %v and HeldOut is empty; set ValFraction in (0, 1) (default %v) or name files in HeldOut", c.ValFraction, DefaultValFraction)
 	}
@@ -142,7 +159,12 @@ func (c Config) splitRule() string {
 	if len(c.HeldOut) > 0 {
 		return "held out: all documents of the files " + strings.Join(c.HeldOut, ", ")
 	}
-	return fmt.Sprintf("held out: documents whose hash of (seed %d, id) is below fraction %v (sha256 of id, splitmix64 with seed)", c.Seed, c.ValFraction)
+	r := fmt.Sprintf("held out: documents whose hash of (seed %d, id) is below fraction %v (sha256 of id, splitmix64 with seed)", c.Seed, c.ValFraction)
+	if c.MinHeldOutTokens > 0 {
+		r += fmt.Sprintf("; while they hold fewer than %d tokens, further documents by ascending hash, the last one's tail only if holding it out whole would leave the train split under %d tokens",
+			c.MinHeldOutTokens, c.MinTrainTokens)
+	}
+	return r
 }
 
 // cacheDir is where scripts/fetch-corpus.sh puts the default corpus.

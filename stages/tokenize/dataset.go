@@ -52,6 +52,7 @@ type Document struct {
 	Start  int64
 	Tokens int64
 	Norm   string // what normalisation changed: "", "latin1", "crlf", "latin1,crlf"
+	Part   string // "": the whole document; "head" (train, no end-of-document id) or "tail" (held out) of a split one
 }
 
 type openShard struct {
@@ -337,7 +338,7 @@ func (d *Dataset) Documents(split string) ([]Document, error) {
 			return nil, fmt.Errorf("tokenize: %s: document list: %w", s.path, err)
 		}
 		for _, e := range entries {
-			docs = append(docs, Document{ID: e.ID, Start: e.Start, Tokens: e.Tokens, Norm: e.Norm})
+			docs = append(docs, Document{ID: e.ID, Start: e.Start, Tokens: e.Tokens, Norm: e.Norm, Part: e.Part})
 		}
 	}
 	return docs, nil

@@ -49,18 +49,30 @@
 //
 // # Splits
 //
-// Documents are split whole, never cut. If Config.HeldOut names input files
-// (base names, with or without extension), all documents of those files are
-// held out; this is the default for the Gutenberg corpus, where DefaultHeldOut
-// holds out austen-emma and melville-moby_dick. Otherwise a document is held
-// out when a hash of (Seed, document id) falls below ValFraction, which is
-// independent of file order and worker count. The held-out stream is the
-// held-out documents in corpus order, each followed by the end-of-document
-// token (nanoGPT style); evaluation windows are drawn from it and may span
-// documents. Run fails if either split is empty; whether the held-out stream
-// is long enough for an evaluation window is checked where the window length
-// is known (EvalWindows, and the evaluate stage before it starts), so that
-// the evaluation protocol is not part of the shards.
+// If Config.HeldOut names input files (base names, with or without
+// extension), all documents of those files are held out; this is the default
+// for the Gutenberg corpus, where DefaultHeldOut holds out austen-emma and
+// melville-moby_dick. Otherwise a document is held out when a hash of (Seed,
+// document id) falls below ValFraction, which is independent of file order and
+// worker count. A small corpus gets few or no documents that way, so when
+// they hold fewer than MinHeldOutTokens tokens, further documents are held
+// out in ascending order of the same hash (as if the fraction were raised
+// just enough), and the first that cannot go whole without leaving the train
+// split under MinTrainTokens is cut: its last tokens are held out, its head
+// trains (a one-document corpus is cut so). That is the only document ever
+// cut; both splits list it under its id, with Part "head" (no
+// end-of-document token) and "tail". Deciding needs the documents' token
+// counts, so a top-up tokenizes the corpus a second time. manifest.json's
+// held_out records the rule, the documents and tokens the top-up added and
+// the cut document. A corpus shorter than both minimums together is refused.
+//
+// The held-out stream is the held-out documents in corpus order, each
+// followed by the end-of-document token (nanoGPT style); evaluation windows
+// are drawn from it and may span documents. Run fails if either split is
+// empty. The pipeline sets MinHeldOutTokens to the protocol's longest window
+// at the training context; the evaluation lengths themselves are checked
+// where they are known (EvalWindows, and the evaluate stage before it
+// starts), so that the evaluation protocol is not part of the shards.
 //
 // # Tokenizers
 //

@@ -19,6 +19,7 @@ type Manifest struct {
 	SkippedEmpty int                      `json:"skipped_empty_documents"`
 	Normalised   map[string]int           `json:"normalised_documents"` // "latin1", "crlf": documents changed
 	HeldOutFiles map[string]int64         `json:"held_out_file_tokens,omitempty"`
+	HeldOut      ManifestHeldOut          `json:"held_out"`
 	Splits       map[string]ManifestSplit `json:"splits"`
 }
 
@@ -27,6 +28,26 @@ type ManifestSplit struct {
 	Tokens    int64           `json:"tokens"`
 	Documents int             `json:"documents"`
 	Shards    []ManifestShard `json:"shards"`
+}
+
+// ManifestHeldOut records how the held-out split was chosen; the split's
+// totals are in Splits.
+type ManifestHeldOut struct {
+	Rule        string                 `json:"rule"`                         // HeldOutByFiles, HeldOutByFraction or HeldOutByTopUp
+	MinTokens   int64                  `json:"min_tokens,omitempty"`         // MinHeldOutTokens
+	ByFraction  int                    `json:"fraction_documents,omitempty"` // documents below ValFraction
+	TopUp       int                    `json:"top_up_documents,omitempty"`   // documents the top-up held out whole
+	TopUpTokens int64                  `json:"top_up_tokens,omitempty"`      // their tokens
+	Split       *ManifestSplitDocument `json:"split_document,omitempty"`     // the document cut by the top-up, if any
+}
+
+// ManifestSplitDocument is a document whose head trains and whose tail is
+// held out (both splits list it, with Part "head" and "tail"; each split's
+// Documents counts it).
+type ManifestSplitDocument struct {
+	ID            string `json:"id"`
+	TrainTokens   int64  `json:"train_tokens"`    // the head, without an end-of-document token
+	HeldOutTokens int64  `json:"held_out_tokens"` // the tail, ending with the end-of-document token
 }
 
 // ManifestShard is one shard file.

@@ -28,6 +28,7 @@ func Run(ctx context.Context, cfg Config, outDir string, progress func(done, tot
 	if err != nil {
 		return err
 	}
+	cfg = key.Config // the settings that act, and only those (NewKey drops the rest)
 	tok, _ := newTokenizer(cfg.Tokenizer)
 	files, source, err := corpusFiles(cfg)
 	if err != nil {
@@ -64,25 +65,52 @@ func Run(ctx context.Context, cfg Config, outDir string, progress func(done, tot
 	common.TokenType, _ = tokenTypeFor(tok.vocab)
 	common.Dataset = datasetID(common, key)
 
-	st := &runState{
-		cfg: cfg, tok: tok, files: files, held: held,
-		writers: map[string]*splitWriter{
-			SplitTrain:   newSplitWriter(tmp, SplitTrain, common, cfg.ShardTokens),
-			SplitHeldOut: newSplitWriter(tmp, SplitHeldOut, common, cfg.ShardTokens),
-		},
-		normalised:   map[string]int{},
-		heldOutFiles: map[string]int64{},
-		progress:     progress,
+	newState := func(dir string, top *topUp) *runState {
+		st := &runState{
+			cfg: cfg, tok: tok, files: files, held: held, dir: dir, top: top,
+			writers: map[string]*splitWriter{
+				SplitTrain:   newSplitWriter(dir, SplitTrain, common, cfg.ShardTokens),
+				SplitHeldOut: newSplitWriter(dir, SplitHeldOut, common, cfg.ShardTokens),
+			},
+			normalised:   map[string]int{},
+			heldOutFiles: map[string]int64{},
+			cands:        candidates{need: cfg.MinHeldOutTokens},
+			progress:     progress,
+		}
+		for _, f := range files {
+			st.totalBytes += f.size
+		}
+		if top != nil && progress != nil { // the second pass counts the bytes again: say why
+			st.progress = func(done, total int64, note string) { progress(done, total, "held-out top-up, second pass: "+note) }
+		}
+		return st
 	}
-	for _, f := range files {
-		st.totalBytes += f.size
-	}
-	if err := st.tokenizeAll(ctx); err != nil {
+	st := newState(tmp, nil)
+	if err := st.pass(ctx); err != nil {
 		return err
 	}
-	for _, w := range st.writers {
-		if err := w.finish(); err != nil {
+	if heldToks := st.writers[SplitHeldOut].total(); len(cfg.HeldOut) == 0 && st.documents > 0 && heldToks < cfg.MinHeldOutTokens {
+		// The fraction held out too little. Which documents to add is known
+		// only now, from their token counts, so the corpus is tokenized
+		// again with them assigned; a corpus this short is quick to redo,
+		// and every corpus the fraction rule serves pays nothing.
+		top, err := st.planTopUp(heldToks, st.writers[SplitTrain].total())
+		if err != nil {
 			return err
+		}
+		os.RemoveAll(tmp) // the first pass's shards
+		tmp2, err := os.MkdirTemp(outDir, ".tokenize-partial-")
+		if err != nil {
+			return fmt.Errorf("tokenize: %w", err)
+		}
+		defer os.RemoveAll(tmp2)
+		st = newState(tmp2, &top)
+		if err := st.pass(ctx); err != nil {
+			return err
+		}
+		if got := st.writers[SplitHeldOut].total(); got != heldToks+top.tokens+top.splitTail {
+			return fmt.Errorf("tokenize: internal error: the held-out top-up planned %d tokens and the second pass held out %d; please report it",
+				heldToks+top.tokens+top.splitTail, got)
 		}
 	}
 	if err := st.check(); err != nil {
@@ -93,7 +121,7 @@ func Run(ctx context.Context, cfg Config, outDir string, progress func(done, tot
 	if err != nil {
 		return err
 	}
-	if err := os.WriteFile(filepath.Join(tmp, ManifestName), b, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(st.dir, ManifestName), b, 0o644); err != nil {
 		return fmt.Errorf("tokenize: %w", err)
 	}
 	// Shards first, manifest last: a directory with a manifest is complete.
@@ -104,7 +132,7 @@ func Run(ctx context.Context, cfg Config, outDir string, progress func(done, tot
 		}
 	}
 	for _, name := range append(names, ManifestName) {
-		if err := os.Rename(filepath.Join(tmp, name), filepath.Join(outDir, name)); err != nil {
+		if err := os.Rename(filepath.Join(st.dir, name), filepath.Join(outDir, name)); err != nil {
 			return fmt.Errorf("tokenize: moving output into place: %w", err)
 		}
 	}
@@ -125,17 +153,24 @@ func datasetID(common datasetMeta, key Key) string {
 	return hex.EncodeToString(sum[:16])
 }
 
-// runState is what Run's pipeline accumulates.
+// runState is what one pass of Run's pipeline accumulates.
 type runState struct {
 	cfg          Config
 	tok          tokenizerSpec
 	files        []inputFile
 	held         map[string]bool // input paths named in HeldOut
+	dir          string          // where the writers write
+	top          *topUp          // the second pass's extra held-out documents; nil in the first
 	writers      map[string]*splitWriter
+	produced     int // documents produced: the next one's position in corpus order
 	documents    int
 	skippedEmpty int
 	normalised   map[string]int
 	heldOutFiles map[string]int64 // tokens per held-out file (HeldOut only)
+	byFraction   int              // documents held out by the ValFraction rule
+	byTopUp      int              // documents held out whole by the top-up
+	split        *ManifestSplitDocument
+	cands        candidates // first pass: training documents the top-up may take
 
 	progress     func(done, total int64, note string)
 	totalBytes   int64
@@ -162,9 +197,27 @@ type piece struct {
 type docState struct {
 	id, where string
 	file      string // base name, for held-out counts
-	split     string
+	split     string // where its tokens go now (a split document's changes at the cut)
+	by        string // why it is held out: HeldOutByFraction or HeldOutByTopUp ("" otherwise)
 	note      string
-	start     int64
+	ord       int    // position in corpus order
+	hash      uint64 // docHash (the ValFraction rule)
+	start     int64  // offset of its first token (of the tail, once cut) in its split
+	head      int64  // > 0: the document is split, its first head tokens train
+	written   int64  // tokens added so far
+}
+
+// pass runs the pipeline once and completes the shards.
+func (st *runState) pass(ctx context.Context) error {
+	if err := st.tokenizeAll(ctx); err != nil {
+		return err
+	}
+	for _, w := range st.writers {
+		if err := w.finish(); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // tokenizeAll runs the pipeline: one producer reads and normalises documents
@@ -237,13 +290,19 @@ func (st *runState) produce(ctx context.Context, order, work chan<- *piece) erro
 				st.skippedEmpty++
 				return nil
 			}
-			ds := &docState{id: d.id, where: d.where, file: f.base(), split: SplitTrain, note: note}
+			ds := &docState{id: d.id, where: d.where, file: f.base(), split: SplitTrain, note: note, ord: st.produced}
+			st.produced++
 			if len(st.cfg.HeldOut) > 0 {
 				if st.held[f.path] {
 					ds.split = SplitHeldOut
 				}
-			} else if heldOutByFraction(st.cfg.Seed, d.id, st.cfg.ValFraction) {
-				ds.split = SplitHeldOut
+			} else if ds.hash = docHash(st.cfg.Seed, d.id); fractionOf(ds.hash) < st.cfg.ValFraction {
+				ds.split, ds.by = SplitHeldOut, HeldOutByFraction
+			} else if st.top != nil && st.top.whole[ds.ord] {
+				ds.split, ds.by = SplitHeldOut, HeldOutByTopUp
+			} else if st.top != nil && st.top.splitOrd == ds.ord {
+				ds.by = HeldOutByTopUp // its tail; the head goes first, to train
+				ds.head = st.top.splitLen - st.top.splitTail
 			}
 			// text is never written again, so the string may share its bytes
 			// (a copy would be one more corpus-sized allocation).
@@ -284,11 +343,10 @@ func (st *runState) consume(ctx context.Context, order <-chan *piece) error {
 			}
 			return fmt.Errorf("tokenize: %s: %w", p.doc.where, p.err)
 		}
-		w := st.writers[p.doc.split]
 		if p.first {
-			p.doc.start = w.total()
+			p.doc.start = st.writers[p.doc.split].total()
 		}
-		if err := w.add(p.toks); err != nil {
+		if err := st.add(p.doc, p.toks); err != nil {
 			return err
 		}
 		toks := p.toks[:0]
@@ -297,11 +355,12 @@ func (st *runState) consume(ctx context.Context, order <-chan *piece) error {
 		if !p.last {
 			continue
 		}
-		if err := w.add(eot); err != nil {
+		if err := st.add(p.doc, eot); err != nil {
 			return err
 		}
-		n := w.total() - p.doc.start
-		w.endDoc(docEntry{ID: p.doc.id, Start: p.doc.start, Tokens: n, Norm: p.doc.note})
+		if err := st.endDoc(p.doc); err != nil {
+			return err
+		}
 		st.documents++
 		for _, k := range []string{"latin1", "crlf"} {
 			if strings.Contains(p.doc.note, k) {
@@ -309,7 +368,7 @@ func (st *runState) consume(ctx context.Context, order <-chan *piece) error {
 			}
 		}
 		if len(st.cfg.HeldOut) > 0 && p.doc.split == SplitHeldOut {
-			st.heldOutFiles[p.doc.file] += n
+			st.heldOutFiles[p.doc.file] += st.writers[SplitHeldOut].total() - p.doc.start
 		}
 		if st.progress != nil {
 			for curFile < p.file {
@@ -328,9 +387,58 @@ func (st *runState) consume(ctx context.Context, order <-chan *piece) error {
 	return nil
 }
 
-// check enforces that both splits have text. How long the held-out split
-// must be is the evaluation's business (its window lengths are not part of
-// the shards), so the evaluate stage checks that.
+// add appends a document's tokens to its split. A split document's tokens
+// go to train until its head is complete, then to the held-out split: its
+// head ends in train without an end-of-document token, and its tail, which
+// holds that token, starts the held-out part (each part is an entry of its
+// split's document list, with the same id and Part "head" or "tail").
+func (st *runState) add(d *docState, toks []uint32) error {
+	if d.head > 0 && d.split == SplitTrain {
+		k := min(int64(len(toks)), d.head-d.written)
+		train := st.writers[SplitTrain]
+		if err := train.add(toks[:k]); err != nil {
+			return err
+		}
+		d.written += k
+		toks = toks[k:]
+		if d.written < d.head {
+			return nil
+		}
+		train.endDoc(docEntry{ID: d.id, Start: d.start, Tokens: d.head, Norm: d.note, Part: partHead})
+		d.split, d.start = SplitHeldOut, st.writers[SplitHeldOut].total()
+	}
+	d.written += int64(len(toks))
+	return st.writers[d.split].add(toks)
+}
+
+// endDoc records a document whose last token (end-of-document) was added.
+func (st *runState) endDoc(d *docState) error {
+	w := st.writers[d.split]
+	e := docEntry{ID: d.id, Start: d.start, Tokens: w.total() - d.start, Norm: d.note}
+	if d.head > 0 {
+		if d.split != SplitHeldOut || d.written != st.top.splitLen {
+			return fmt.Errorf("tokenize: internal error: %s has %d tokens now and had %d in the first pass, so the held-out top-up cannot cut it where it planned; please report it",
+				d.where, d.written, st.top.splitLen)
+		}
+		e.Part = partTail
+		st.split = &ManifestSplitDocument{ID: d.id, TrainTokens: d.head, HeldOutTokens: e.Tokens}
+	}
+	w.endDoc(e)
+	switch {
+	case d.by == HeldOutByFraction:
+		st.byFraction++
+	case d.by == HeldOutByTopUp && d.head == 0:
+		st.byTopUp++
+	case d.split == SplitTrain && st.top == nil:
+		st.cands.add(candidate{hash: d.hash, ord: d.ord, tokens: e.Tokens})
+	}
+	return nil
+}
+
+// check enforces that both splits have text, and the train minimum where
+// the fraction alone chose. How long the held-out split must be for the
+// windows actually evaluated is the evaluate stage's check (those lengths
+// are not part of the shards).
 func (st *runState) check() error {
 	train, heldOut := st.writers[SplitTrain], st.writers[SplitHeldOut]
 	switch {
@@ -340,6 +448,9 @@ func (st *runState) check() error {
 		return fmt.Errorf("corpus: all %d documents are held out and nothing is left to train on; hold out fewer (HeldOut, ValFraction)", st.documents)
 	case heldOut.total() == 0:
 		return fmt.Errorf("corpus: the held-out split is empty (%s selected none of %d documents); raise ValFraction or name files in HeldOut", st.cfg.splitRule(), st.documents)
+	case train.total() < st.cfg.MinTrainTokens: // the fraction alone held out too much
+		return fmt.Errorf("corpus: the ValFraction rule (%v) leaves the train split %d tokens, under the %d it needs (MinTrainTokens); lower ValFraction or give more text",
+			st.cfg.ValFraction, train.total(), st.cfg.MinTrainTokens)
 	}
 	return nil
 }
@@ -356,6 +467,12 @@ func (st *runState) manifest(common datasetMeta, key Key) *Manifest {
 	}
 	if len(st.cfg.HeldOut) > 0 {
 		m.HeldOutFiles = st.heldOutFiles
+		m.HeldOut = ManifestHeldOut{Rule: HeldOutByFiles}
+	} else {
+		m.HeldOut = ManifestHeldOut{Rule: HeldOutByFraction, MinTokens: st.cfg.MinHeldOutTokens, ByFraction: st.byFraction}
+		if st.top != nil {
+			m.HeldOut.Rule, m.HeldOut.TopUp, m.HeldOut.TopUpTokens, m.HeldOut.Split = HeldOutByTopUp, st.byTopUp, st.top.tokens, st.split
+		}
 	}
 	for name, w := range st.writers {
 		m.Splits[name] = ManifestSplit{Tokens: w.total(), Documents: w.docs, Shards: w.written}

@@ -59,12 +59,14 @@ type shardMeta struct {
 }
 
 // docEntry is a document in shard metadata. Start is its first token's
-// offset in the split stream; Tokens counts its end-of-document token.
+// offset in the split stream; Tokens counts its end-of-document token (a
+// split document's head has none).
 type docEntry struct {
 	ID     string `json:"id"`
 	Start  int64  `json:"start"`
 	Tokens int64  `json:"tokens"`
 	Norm   string `json:"norm,omitempty"` // "latin1", "crlf" or "latin1,crlf": what normalisation changed
+	Part   string `json:"part,omitempty"` // a split document's "head" (train) or "tail" (held out); "" = whole
 }
 
 func tokenTypeFor(vocab int) (string, arrow.DataType) {
