@@ -9,9 +9,9 @@ export GOFLAGS := -tags=$(TAGS)
 BIN := bin/routebench
 PROFILE ?= cpu
 BENCH_DIR := .routebench/bench
-GO_SOURCES := $(shell find . -name '*.go' -not -path './.cache/*' -not -path './.routebench/*') go.mod go.sum
+GO_SOURCES := $(shell find . -name '*.go' -not -path './.cache/*' -not -path './.routebench/*') go.mod go.sum pipeline/moddeps.json
 
-.PHONY: all setup modules corpus build gpu-binary gpu-bundle gpu-check-dryrun test-xla bench-paper-eval reproduce smoke gate baseline test test-short bench bench-compare clean clean-store
+.PHONY: all setup modules moddeps corpus build gpu-binary gpu-bundle gpu-check-dryrun test-xla bench-paper-eval reproduce smoke gate baseline test test-short bench bench-compare clean clean-store
 
 all: build
 
@@ -52,6 +52,14 @@ gpu-check-dryrun: gpu-bundle
 	rm -rf .routebench/gpu-dryrun && mkdir -p .routebench/gpu-dryrun
 	tar xzf $(GPU_BUNDLE) -C .routebench/gpu-dryrun
 	cd .routebench/gpu-dryrun && DRYRUN=1 OUT=$$PWD/gpu-out bash scripts/gpu-check.sh
+
+# The code salt's module file (pipeline/moddeps.json): the third-party
+# modules each package can use, from go list -deps under the CPU and the XLA
+# build's tags (pipeline/salt.go). Rerun it after changing go.mod or a
+# package's imports: TestModDepsFresh fails, and a binary refuses to compute
+# keys, until you do.
+moddeps: modules
+	$(GO) test -count=1 -run '^TestModDepsFresh$$' ./pipeline/ -update-moddeps
 
 reproduce: setup $(BIN)
 	./$(BIN) reproduce --profile $(PROFILE)
