@@ -9,9 +9,9 @@ export GOFLAGS := -tags=$(TAGS)
 BIN := bin/routebench
 PROFILE ?= cpu
 BENCH_DIR := .routebench/bench
-GO_SOURCES := $(shell find . -name '*.go' -not -path './.cache/*' -not -path './.routebench/*') go.mod go.sum
+GO_SOURCES := $(shell find . -name '*.go' -not -path './.cache/*' -not -path './.routebench/*') go.mod go.sum pipeline/moddeps.json
 
-.PHONY: all setup modules corpus build gpu-binary gpu-bundle gpu-check-dryrun test-xla bench-paper-eval reproduce smoke gate baseline test test-short bench bench-compare clean clean-store
+.PHONY: all setup modules moddeps corpus build gpu-binary gpu-bundle gpu-check-dryrun key-parity test-xla bench-paper-eval reproduce smoke gate baseline test test-short bench bench-compare clean clean-store
 
 all: build
 
@@ -52,6 +52,37 @@ gpu-check-dryrun: gpu-bundle
 	rm -rf .routebench/gpu-dryrun && mkdir -p .routebench/gpu-dryrun
 	tar xzf $(GPU_BUNDLE) -C .routebench/gpu-dryrun
 	cd .routebench/gpu-dryrun && DRYRUN=1 OUT=$$PWD/gpu-out bash scripts/gpu-check.sh
+
+# The code salt's module file (pipeline/moddeps.json): the third-party
+# modules each package can use, from go list -deps under the CPU and the XLA
+# build's tags (pipeline/salt.go). Rerun it after changing go.mod or a
+# package's imports: TestModDepsFresh fails, and a binary refuses to compute
+# keys, until you do.
+moddeps: modules
+	$(GO) test -count=1 -run '^TestModDepsFresh$$' ./pipeline/ -update-moddeps
+
+# Key parity: the CPU and the XLA build of one commit must compute the same
+# key for every stage whose config is the same, so that a GPU machine reuses
+# the shards, theory and bench artifacts a CPU machine put in a shared store.
+# The CPU binary runs the smoke profile into a scratch store (about a minute
+# on 2 cores), so that every smoke stage has its inputs and a key; then both
+# binaries print `status --debug-key` for smoke and for cpu (there, the
+# stages without inputs) against that store, and every line must agree.
+KEY_PARITY_DIR := .routebench/key-parity
+key-parity: build gpu-binary corpus
+	rm -rf $(KEY_PARITY_DIR) && mkdir -p $(KEY_PARITY_DIR)
+	@export ROUTEBENCH_STORE=$$PWD/$(KEY_PARITY_DIR)/store; d=$(KEY_PARITY_DIR); \
+	$(BIN) reproduce --profile smoke --out $$d/out > $$d/smoke.log 2>&1 || { tail -20 $$d/smoke.log; echo "key-parity: the smoke run failed (log: $$d/smoke.log)"; exit 1; }; \
+	fail=0; \
+	for p in smoke cpu; do \
+	  for b in cpu:$(BIN) xla:bin/routebench-xla; do \
+	    $${b#*:} status --profile $$p --debug-key > $$d/$$p.$${b%%:*}.status 2> $$d/$$p.$${b%%:*}.keys; \
+	  done; \
+	  for f in status keys; do diff -u $$d/$$p.cpu.$$f $$d/$$p.xla.$$f || fail=1; done; \
+	  echo "key-parity: profile $$p, CPU build vs XLA build:"; paste -d' ' <(awk 'NR>1 {print $$1, $$2}' $$d/$$p.cpu.status) <(awk 'NR>1 {print $$2}' $$d/$$p.xla.status) | column -t | sed 's/^/  /'; \
+	done; \
+	if [ $$fail = 1 ]; then echo "key-parity: the CPU and XLA builds compute different keys (diffs above; files in $$d): see pipeline/salt.go"; exit 1; fi; \
+	rm -rf $$d/store; echo "key-parity: every key agrees"
 
 reproduce: setup $(BIN)
 	./$(BIN) reproduce --profile $(PROFILE)
