@@ -97,7 +97,7 @@ func claims(ev map[string]*evaluate.Result) []Claim {
 		out = append(out, notTested(c, "alibi"))
 	} else {
 		l := longest(a)
-		c.Verdict = verdict(math.Abs(l.Ratio.Value-1) <= flatTolerance)
+		c.Verdict = verdict(within(l.Ratio.Value, 1, flatTolerance))
 		c.Evidence = fmt.Sprintf("at %s: alibi %s", atNote(l, 128), l.Ratio)
 		out = append(out, c)
 	}
@@ -129,6 +129,11 @@ func claims(ev map[string]*evaluate.Result) []Claim {
 	}
 	return out
 }
+
+// within reports |x - center| <= tol, edges included: 1.10 is within
+// 1 +- 0.10 though 1.10 - 1 is 0.10000000000000009 in float64, so the
+// comparison allows a few ulps.
+func within(x, center, tol float64) bool { return math.Abs(x-center) <= tol+1e-12 }
 
 func verdict(ok bool) string {
 	if ok {
