@@ -1,5 +1,5 @@
 // Package ci is the regression gate: it compares a profile's perplexity
-// ratios and theory verdicts with a committed baseline file and reports
+// ratios, theory verdicts and claim verdicts with a committed baseline file and reports
 // every difference beyond the stated tolerance as a readable diff.
 //
 // Training and evaluation are deterministic (fixed seeds, bit-identical
@@ -20,6 +20,7 @@ import (
 	"strconv"
 
 	"routebench/stages/evaluate"
+	"routebench/stages/report"
 )
 
 // RelTolerance is the largest relative difference the gate accepts.
@@ -32,12 +33,17 @@ type Baseline struct {
 	PPL          map[string]map[string]float64 `json:"ppl"`   // variant -> length -> PPL
 	Ratio        map[string]map[string]float64 `json:"ratio"` // variant -> length -> PPL(L)/PPL(T)
 	Theory       map[string]string             `json:"theory"`
+	Claims       map[string]string             `json:"claims"` // claim id -> verdict (report.Claims)
 }
 
-// Collect builds a baseline from evaluation results and theory verdicts.
+// Collect builds a baseline from evaluation results and theory verdicts;
+// the claims' verdicts are judged from the results as the report judges them.
 func Collect(profile string, evals map[string]*evaluate.Result, theory map[string]string) *Baseline {
 	b := &Baseline{Profile: profile, RelTolerance: RelTolerance, PPL: map[string]map[string]float64{},
-		Ratio: map[string]map[string]float64{}, Theory: theory}
+		Ratio: map[string]map[string]float64{}, Theory: theory, Claims: map[string]string{}}
+	for _, c := range report.Claims(evals) {
+		b.Claims[c.ID] = c.Verdict
+	}
 	for v, r := range evals {
 		b.PPL[v], b.Ratio[v] = map[string]float64{}, map[string]float64{}
 		for _, l := range r.Lengths {
@@ -91,10 +97,17 @@ func CompareWithin(base, cur *Baseline, tol float64) []string {
 	}
 	diffs = append(diffs, compareValues("ppl", base.PPL, cur.PPL, tol)...)
 	diffs = append(diffs, compareValues("ratio", base.Ratio, cur.Ratio, tol)...)
-	for _, name := range sortedKeys(base.Theory, cur.Theory) {
-		b, c := base.Theory[name], cur.Theory[name]
-		if b != c {
-			diffs = append(diffs, fmt.Sprintf("theory %s: baseline %s, current %s", name, orMissing(b), orMissing(c)))
+	diffs = append(diffs, compareVerdicts("theory", base.Theory, cur.Theory)...)
+	diffs = append(diffs, compareVerdicts("claim", base.Claims, cur.Claims)...)
+	return diffs
+}
+
+// compareVerdicts lists the verdicts that differ; they must match exactly.
+func compareVerdicts(what string, base, cur map[string]string) []string {
+	var diffs []string
+	for _, name := range sortedKeys(base, cur) {
+		if b, c := base[name], cur[name]; b != c {
+			diffs = append(diffs, fmt.Sprintf("%s %s: baseline %s, current %s", what, name, orMissing(b), orMissing(c)))
 		}
 	}
 	return diffs

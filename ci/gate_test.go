@@ -85,3 +85,27 @@ func TestCompareWithinAndLargestDifference(t *testing.T) {
 		t.Errorf("no common values: %+v %q", none, none.String())
 	}
 }
+
+// A claim verdict that flips is a difference even when every number is
+// within tolerance: the gate compares what RESULTS.md concludes, too.
+func TestGateComparesClaimVerdicts(t *testing.T) {
+	flat := map[string]*evaluate.Result{"alibi": result(1, 0.99, 1.05)}
+	base := Collect("smoke", flat, nil)
+	if got := base.Claims["alibi-flat"]; got != "REPRODUCED" {
+		t.Fatalf("claims collected %v, want alibi-flat REPRODUCED", base.Claims)
+	}
+	if got := base.Claims["accumulated-beats-rope"]; got != "NOT TESTED" {
+		t.Fatalf("a claim without its variants: %q, want NOT TESTED", got)
+	}
+	cur := Collect("smoke", flat, nil)
+	cur.Claims["alibi-flat"] = "NOT REPRODUCED" // as if the criterion had changed
+	d := CompareWithin(base, cur, 0.5)
+	if len(d) != 1 || !strings.Contains(d[0], "claim alibi-flat: baseline REPRODUCED, current NOT REPRODUCED") {
+		t.Fatalf("flipped claim verdict: %v", d)
+	}
+	old := Collect("smoke", flat, nil)
+	old.Claims = nil // a baseline from before claims were gated
+	if d := Compare(old, base); len(d) != 5 || !strings.Contains(strings.Join(d, "\n"), "claim alibi-flat: baseline (missing), current REPRODUCED") {
+		t.Fatalf("a baseline without claims must differ on every claim, got %v", d)
+	}
+}

@@ -133,8 +133,8 @@ func cmdGate(args []string) error {
 	for _, m := range cur.Ratio {
 		n += len(m)
 	}
-	fmt.Fprintf(os.Stderr, "gate: profile %s matches %s (%d ratios, %d theory verdicts, relative tolerance %g; largest relative difference %s)\n",
-		cur.Profile, path, n, len(cur.Theory), tol, largest)
+	fmt.Fprintf(os.Stderr, "gate: profile %s matches %s (%d ratios, %d theory verdicts, %d claim verdicts, relative tolerance %g; largest relative difference %s)\n",
+		cur.Profile, path, n, len(cur.Theory), len(cur.Claims), tol, largest)
 	return nil
 }
 

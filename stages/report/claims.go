@@ -27,6 +27,7 @@ var paperFigures = []paperFigure{
 
 // Claim is one of the paper's claims with our verdict and the numbers that decide it.
 type Claim struct {
+	ID        string `json:"id"` // stable short name (the CI baseline's key)
 	Claim     string `json:"claim"`
 	Criterion string `json:"criterion"`
 	Verdict   string `json:"verdict"` // REPRODUCED, NOT REPRODUCED, NOT TESTED
@@ -61,14 +62,16 @@ func atNote(l evaluate.LengthResult, want int) string {
 	return fmt.Sprintf("%dT (this profile's longest; the claim is at %dT)", l.Multiplier, want)
 }
 
-func claims(ev map[string]*evaluate.Result) []Claim {
+// Claims judges the paper's claims on a profile's evaluation results (by
+// variant); a claim whose variants are missing is NOT TESTED.
+func Claims(ev map[string]*evaluate.Result) []Claim {
 	var out []Claim
 	notTested := func(c Claim, missing string) Claim {
 		c.Verdict, c.Evidence = "NOT TESTED", "variant "+missing+" was not evaluated in this profile"
 		return c
 	}
 	// 1. Accumulated rotation beats RoPE at 16T.
-	c := Claim{Claim: "accumulated (random) rotation extrapolates better than RoPE at 16x the training length (paper: 1.60x vs 16.2x)",
+	c := Claim{ID: "accumulated-beats-rope", Claim: "accumulated (random) rotation extrapolates better than RoPE at 16x the training length (paper: 1.60x vs 16.2x)",
 		Criterion: "random-qk's ratio interval lies entirely below rope's"}
 	if a, r := ev["random-qk"], ev["rope"]; a == nil || r == nil {
 		out = append(out, notTested(c, "random-qk or rope"))
@@ -80,7 +83,7 @@ func claims(ev map[string]*evaluate.Result) []Claim {
 		out = append(out, c)
 	}
 	// 2. Value rotation beats Q/K-only at 128T.
-	c = Claim{Claim: "rotating values too (Q/K/V) beats Q/K-only rotation at 128x (paper: 1.59x vs 7.49x)",
+	c = Claim{ID: "value-transport", Claim: "rotating values too (Q/K/V) beats Q/K-only rotation at 128x (paper: 1.59x vs 7.49x)",
 		Criterion: "random-qkv's ratio interval lies entirely below random-qk's"}
 	if a, b := ev["random-qkv"], ev["random-qk"]; a == nil || b == nil {
 		out = append(out, notTested(c, "random-qkv or random-qk"))
@@ -91,7 +94,7 @@ func claims(ev map[string]*evaluate.Result) []Claim {
 		out = append(out, c)
 	}
 	// 3. ALiBi flat.
-	c = Claim{Claim: "ALiBi stays flat to 128x (paper: 0.96x)",
+	c = Claim{ID: "alibi-flat", Claim: "ALiBi stays flat to 128x (paper: 0.96x)",
 		Criterion: fmt.Sprintf("ALiBi's ratio at the longest length within 1 +- %.2f", flatTolerance)}
 	if a := ev["alibi"]; a == nil {
 		out = append(out, notTested(c, "alibi"))
@@ -102,7 +105,7 @@ func claims(ev map[string]*evaluate.Result) []Claim {
 		out = append(out, c)
 	}
 	// 4. Learned rotation stays near 1x.
-	c = Claim{Claim: "learned token-dependent rotation keeps train-length perplexity far beyond the training length",
+	c = Claim{ID: "learned-flat", Claim: "learned token-dependent rotation keeps train-length perplexity far beyond the training length",
 		Criterion: fmt.Sprintf("learned-qk and learned-qkv ratios <= %.2f at 16T", 1+learnedTolerance)}
 	if a, b := ev["learned-qk"], ev["learned-qkv"]; a == nil || b == nil {
 		out = append(out, notTested(c, "learned-qk or learned-qkv"))
@@ -114,7 +117,7 @@ func claims(ev map[string]*evaluate.Result) []Claim {
 		out = append(out, c)
 	}
 	// 5. Rotation-only eventually degrades, and far mass grows.
-	c = Claim{Claim: "rotation-only attention eventually degrades, as its far attention mass grows with length",
+	c = Claim{ID: "rotation-only-degrades", Claim: "rotation-only attention eventually degrades, as its far attention mass grows with length",
 		Criterion: "random-qk's ratio interval at the longest length lies above 1, and its far mass beyond T grows from 2T to the longest length"}
 	if a := ev["random-qk"]; a == nil {
 		out = append(out, notTested(c, "random-qk"))

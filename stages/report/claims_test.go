@@ -36,7 +36,7 @@ func at(r16, r128 evaluate.Interval) map[int]evaluate.Interval {
 // verdictOf returns the verdict of the claim whose text contains key.
 func verdictOf(t *testing.T, ev map[string]*evaluate.Result, key string) Claim {
 	t.Helper()
-	for _, c := range claims(ev) {
+	for _, c := range Claims(ev) {
 		if strings.Contains(c.Claim, key) {
 			return c
 		}

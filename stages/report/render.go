@@ -126,7 +126,7 @@ func renderPaper(b *strings.Builder, vs []*variantData, T int) {
 
 func renderClaims(b *strings.Builder, vs []*variantData) {
 	b.WriteString("## Claims\n\n| claim | verdict | criterion | numbers |\n|---|---|---|---|\n")
-	for _, c := range claims(evals(vs)) {
+	for _, c := range Claims(evals(vs)) {
 		fmt.Fprintf(b, "| %s | **%s** | %s | %s |\n", c.Claim, c.Verdict, c.Criterion, c.Evidence)
 	}
 	b.WriteString("\n")
