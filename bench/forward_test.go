@@ -15,9 +15,9 @@ import (
 
 	"routebench/model/gomlxeval"
 	"routebench/model/native"
-	"routebench/spec"
-	"routebench/spec/weights"
-	"routebench/spec/weights/weightstest"
+	"routebench/modelspec"
+	"routebench/modelspec/weights"
+	"routebench/modelspec/weights/weightstest"
 )
 
 // Peak memory of a forward pass is measured in a fresh child process (this
@@ -29,13 +29,13 @@ const childEnv = "ROUTEBENCH_FORWARD_CHILD"
 // cpuArch is the cpu profile's shape (d_model 128, 2 layers, 4 heads, byte
 // vocabulary 257) with the costliest variant (accumulated rotations with
 // value transport).
-func cpuArch() spec.Arch {
-	return spec.Arch{Variant: "random-qkv", Profile: "cpu", Vocab: 257, DModel: 128, Layers: 2, Heads: 4,
+func cpuArch() modelspec.Arch {
+	return modelspec.Arch{Variant: "random-qkv", Profile: "cpu", Vocab: 257, DModel: 128, Layers: 2, Heads: 4,
 		DHidden: 512, Context: 128, NormEps: 1e-5, RopeBase: 10000, Rotation: "accumulated", ValueRot: true}
 }
 
 // archs are the shapes a forward child can measure, by name.
-var archs = map[string]func() spec.Arch{"cpu": cpuArch, "paper": weightstest.PaperArch}
+var archs = map[string]func() modelspec.Arch{"cpu": cpuArch, "paper": weightstest.PaperArch}
 
 // TestForwardChild is the child's body; it does nothing in a normal run.
 func TestForwardChild(t *testing.T) {
@@ -269,7 +269,7 @@ func BenchmarkForwardPaper(b *testing.B) {
 // tokens: projections (4 D^2 per token and layer), MLP (2 D F), causal
 // attention (QK^T and AV over L^2/2 pairs) and the unembedding (D V), each
 // multiply-add counted as 2 FLOPs. Rotations and norms are not counted.
-func forwardFLOPs(a spec.Arch, L int) float64 {
+func forwardFLOPs(a modelspec.Arch, L int) float64 {
 	l, D, F, V := float64(L), float64(a.DModel), float64(a.DHidden), float64(a.Vocab)
 	perLayer := 2*l*4*D*D + 2*l*2*D*F + 4*l*l/2*D
 	return float64(a.Layers)*perLayer + 2*l*D*V

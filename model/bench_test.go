@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"routebench/spec"
+	"routebench/modelspec"
 )
 
 // BenchmarkTrainStep times one optimizer step per variant at the cpu
@@ -29,7 +29,7 @@ import (
 //
 //	ROUTEBENCH_BENCH_BACKEND=go:parallelism=0,dotgeneral_large GOMAXPROCS=1 go test ...
 func BenchmarkTrainStep(b *testing.B) {
-	for _, v := range spec.Variants() {
+	for _, v := range modelspec.Variants() {
 		b.Run(v, func(b *testing.B) {
 			c, tr, tok, tgt := compiledTrainer(b, v)
 			defer tr.close()
@@ -104,7 +104,7 @@ func BenchmarkStepRatio(b *testing.B) {
 		ratios []float64
 	}
 	var runs []*run
-	for _, v := range spec.Variants() {
+	for _, v := range modelspec.Variants() {
 		_, tr, tok, tgt := compiledTrainer(b, v)
 		defer tr.close()
 		r := &run{name: v, tr: tr, tok: tok, tgt: tgt, step: 1}

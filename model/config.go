@@ -5,15 +5,15 @@ import (
 	"encoding/hex"
 	"encoding/json"
 
-	"routebench/spec"
+	"routebench/modelspec"
 )
 
 // Config is the training configuration; its home (fields, profiles,
-// validation) is package spec. The alias keeps this package's code short.
-type Config = spec.Config
+// validation) is package modelspec. The alias keeps this package's code short.
+type Config = modelspec.Config
 
-// Variant is a registry entry (spec.Variant).
-type Variant = spec.Variant
+// Variant is a registry entry (modelspec.Variant).
+type Variant = modelspec.Variant
 
 // Training constants of this trainer, not tuned, so not in Config.
 const (

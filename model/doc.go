@@ -1,20 +1,20 @@
 // Package model is routebench's gomlx transformer: its training graph, its
 // training loop, and the export of trained weights in the canonical format
-// of package spec/weights. The variants, position math and training config
-// it implements are defined in package spec.
+// of package modelspec/weights. The variants, position math and training config
+// it implements are defined in package modelspec.
 //
 // It exists to turn a token source into one trained weights file per
 // position-encoding variant, reproducibly: identical inputs (config, data,
 // seed) give bit-identical weights.rbw and train.json, also across kills
 // and resumes (speed.json is the one volatile output). The
-// architecture is specified in spec/weights/ARCHITECTURE.md; the native
+// architecture is specified in modelspec/weights/ARCHITECTURE.md; the native
 // evaluator (model/native) implements the same page, and model/gomlxeval
 // (Forward, LogProbsBlockwise) is the gomlx side of the cross-check, built
 // from this package's Network. Long-context evaluation is not done here.
 //
 // API used by the pipeline:
 //
-//	err = model.Train(ctx, cfg, data, workDir, outDir, progress) // cfg: a spec.Config
+//	err = model.Train(ctx, cfg, data, workDir, outDir, progress) // cfg: a modelspec.Config
 //	// outDir/weights.rbw  (weights.Set, Arch filled; "angles" for accumulated variants)
 //	// outDir/train.json   (TrainReport: config, arch, loss curve, held-out losses; deterministic)
 //	// outDir/speed.json   (SpeedReport: step time, tokens/s, GFLOP/s, peak RSS; volatile)
@@ -29,13 +29,13 @@
 //     exactly what a checkpoint stores, and nothing is hidden in an RNG.
 //     Initial weights come from a host PCG stream per tensor keyed by
 //     (Seed, name); the random angle table from its own stream of Seed.
-//     Config keys are named by spec's Param* constants.
+//     Config keys are named by modelspec's Param* constants.
 //   - Rotations of rope and random-* are computed on the host in float64
 //     (mod 2 pi) and fed as cos/sin; learned-* compute theirs in-graph from the
 //     trained table (position_accumulated.go says why float32 is fine there).
 //   - AdamW (decay on matrices only), warmup+cosine, global-norm clipping:
 //     optimizer.go. Checkpoints: checkpoint.go. Per-variant math: package
-//     spec (host angles) and position_alibi.go (the bias tensor); the
+//     modelspec (host angles) and position_alibi.go (the bias tensor); the
 //     forward: graph.go.
 //   - Train calls are meant to run one at a time (2 cores); the matmul
 //     gradient is installed into gomlx's global VJP table on first use.

@@ -6,7 +6,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"routebench/spec/weights"
+	"routebench/modelspec/weights"
 )
 
 // Example shows the pipeline's use of the package: train one variant,

@@ -6,8 +6,8 @@ import (
 	. "github.com/gomlx/gomlx/pkg/core/graph" //nolint:revive // gomlx graph code reads best unqualified
 	"github.com/gomlx/gomlx/pkg/core/tensors"
 
-	"routebench/spec"
-	"routebench/spec/weights"
+	"routebench/modelspec"
+	"routebench/modelspec/weights"
 )
 
 // The glue that runs a graph of this package's network on exported weights,
@@ -16,11 +16,11 @@ import (
 // training key.
 
 // configFromArch recovers the forward-relevant config of a weights file.
-func configFromArch(a spec.Arch) (Config, error) {
+func configFromArch(a modelspec.Arch) (Config, error) {
 	if err := a.Validate(); err != nil {
 		return Config{}, err
 	}
-	v, err := spec.LookupVariant(a.Variant)
+	v, err := modelspec.LookupVariant(a.Variant)
 	if err != nil {
 		return Config{}, err
 	}
@@ -28,9 +28,9 @@ func configFromArch(a spec.Arch) (Config, error) {
 		return Config{}, fmt.Errorf("model: weights arch (rotation %q, value_rot %v, alibi %v) does not match variant %q",
 			a.Rotation, a.ValueRot, a.ALiBi, a.Variant)
 	}
-	if a.NormEps != spec.NormEps || a.RopeBase != spec.RopeBase {
+	if a.NormEps != modelspec.NormEps || a.RopeBase != modelspec.RopeBase {
 		return Config{}, fmt.Errorf("model: weights use norm_eps %g, rope_base %g; this build implements %g, %g",
-			a.NormEps, a.RopeBase, spec.NormEps, spec.RopeBase)
+			a.NormEps, a.RopeBase, modelspec.NormEps, modelspec.RopeBase)
 	}
 	return Config{Variant: a.Variant, Profile: a.Profile, Vocab: a.Vocab, DModel: a.DModel, Layers: a.Layers,
 		Heads: a.Heads, DHidden: a.DHidden, Context: a.Context, Backend: "go"}, nil
@@ -69,7 +69,7 @@ func RunExported(set *weights.Set, tokens []int32, backend, name string, extra [
 	L := len(tokens)
 	inputs = append(inputs, tensors.FromFlatDataAndDimensions(append([]int32(nil), tokens...), 1, L))
 	var table []float32
-	if n.v.Rotation == spec.RotationAccumulated {
+	if n.v.Rotation == modelspec.RotationAccumulated {
 		if table, err = set.Get("angles", c.Vocab, c.Heads, n.P); err != nil {
 			return nil, c, err
 		}

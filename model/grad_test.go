@@ -10,7 +10,7 @@ import (
 	. "github.com/gomlx/gomlx/pkg/core/graph" //nolint:revive // gomlx graph code reads best unqualified
 	"github.com/gomlx/gomlx/pkg/core/tensors"
 
-	"routebench/spec"
+	"routebench/modelspec"
 )
 
 func testBackend(t testing.TB) backends.Backend {
@@ -217,7 +217,7 @@ func TestCustomOpGradients(t *testing.T) {
 // TestModelGradients checks the whole model's loss gradient in float64 for
 // every variant at a few elements of every parameter.
 func TestModelGradients(t *testing.T) {
-	variants := spec.Variants()
+	variants := modelspec.Variants()
 	if testing.Short() {
 		variants = []string{"alibi", "learned-qkv"}
 	}
@@ -226,7 +226,7 @@ func TestModelGradients(t *testing.T) {
 			set, c := randomSet(t, v)
 			c.Layers = 1
 			tr := &trainer{c: c, n: newNet(c), specs: paramSpecs(c), table: fixedAngles(c)}
-			tr.hostRot = tr.n.v.Rotation == spec.RotationRoPE || (tr.n.v.Rotation == spec.RotationAccumulated && !tr.n.v.Learned)
+			tr.hostRot = tr.n.v.Rotation == modelspec.RotationRoPE || (tr.n.v.Rotation == modelspec.RotationAccumulated && !tr.n.v.Learned)
 			B, T := 2, 6
 			data := newSynthData(c.Vocab)
 			tok, tgt, _ := data.TrainBatch(1, 0, B, T)

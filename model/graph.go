@@ -6,7 +6,7 @@ import (
 	. "github.com/gomlx/gomlx/pkg/core/graph" //nolint:revive // gomlx graph code reads best unqualified
 	"github.com/gomlx/gomlx/pkg/core/tensors"
 
-	"routebench/spec"
+	"routebench/modelspec"
 )
 
 // net builds the forward graph of ARCHITECTURE.md for one config. Only ops
@@ -19,7 +19,7 @@ type net struct {
 }
 
 func newNet(c Config) net {
-	v, _ := spec.LookupVariant(c.Variant)
+	v, _ := modelspec.LookupVariant(c.Variant)
 	d := c.DModel / c.Heads
 	return net{c: c, v: v, H: c.Heads, d: d, P: d / 2}
 }
@@ -158,7 +158,7 @@ func (n net) learnedRotation(angles, tokens *Node) *rotation {
 // Rsqrt has no gradient in v0.26.0).
 func rmsNorm(u *Node) *Node {
 	ms := ReduceMean(Square(u), -1)
-	return Div(u, InsertAxes(Sqrt(AddScalar(ms, spec.NormEps)), -1))
+	return Div(u, InsertAxes(Sqrt(AddScalar(ms, modelspec.NormEps)), -1))
 }
 
 // gelu is the tanh form: 0.5 u (1 + tanh(sqrt(2/pi) (u + 0.044715 u^3))).

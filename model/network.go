@@ -3,7 +3,7 @@ package model
 import (
 	. "github.com/gomlx/gomlx/pkg/core/graph" //nolint:revive // gomlx graph code reads best unqualified
 
-	"routebench/spec"
+	"routebench/modelspec"
 )
 
 // Network exposes the pieces of the forward graph (graph.go) to the gomlx
@@ -28,7 +28,7 @@ func (r *Rotation) internal() *rotation {
 func (w Network) Config() Config { return w.n.c }
 
 // Variant is the network's registry entry.
-func (w Network) Variant() spec.Variant { return w.n.v }
+func (w Network) Variant() modelspec.Variant { return w.n.v }
 
 // Heads and DHead are the attention shape.
 func (w Network) Heads() int { return w.n.H }

@@ -8,8 +8,8 @@ import (
 	"path"
 	"sort"
 
-	"routebench/spec"
-	"routebench/spec/weights"
+	"routebench/modelspec"
+	"routebench/modelspec/weights"
 )
 
 // paramSpec is one trained tensor, named as in ARCHITECTURE.md.
@@ -25,7 +25,7 @@ func blockName(l int, t string) string { return fmt.Sprintf("block%03d/%s", l, t
 // order of weights files, checkpoints and graph inputs). The angle table of
 // the random variants is fixed, so it is not here (see exportTensors).
 func paramSpecs(c Config) []paramSpec {
-	v, _ := spec.LookupVariant(c.Variant)
+	v, _ := modelspec.LookupVariant(c.Variant)
 	D, F, V := c.DModel, c.DHidden, c.Vocab
 	ps := []paramSpec{
 		{"embed", []int{V, D}, true},
@@ -77,7 +77,7 @@ func initParams(c Config, specs []paramSpec) [][]float32 {
 			}
 		case "b1", "b2":
 		case "angles":
-			x = spec.RandomAngleTable(c.Vocab, c.Heads, c.DModel/c.Heads/2, c.SigmaMax, c.SigmaMin, c.Seed)
+			x = modelspec.RandomAngleTable(c.Vocab, c.Heads, c.DModel/c.Heads/2, c.SigmaMax, c.SigmaMin, c.Seed)
 		default:
 			std := initStd
 			if base == "wo" || base == "w2" {
@@ -97,11 +97,11 @@ func initParams(c Config, specs []paramSpec) [][]float32 {
 
 // fixedAngles is the angle table of a random-* variant (nil otherwise).
 func fixedAngles(c Config) []float32 {
-	v, _ := spec.LookupVariant(c.Variant)
-	if v.Rotation != spec.RotationAccumulated || v.Learned {
+	v, _ := modelspec.LookupVariant(c.Variant)
+	if v.Rotation != modelspec.RotationAccumulated || v.Learned {
 		return nil
 	}
-	return spec.RandomAngleTable(c.Vocab, c.Heads, c.DModel/c.Heads/2, c.SigmaMax, c.SigmaMin, c.Seed)
+	return modelspec.RandomAngleTable(c.Vocab, c.Heads, c.DModel/c.Heads/2, c.SigmaMax, c.SigmaMin, c.Seed)
 }
 
 // exportSet builds the canonical weights set: the trained tensors plus the

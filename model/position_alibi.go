@@ -1,9 +1,9 @@
 package model
 
-import "routebench/spec"
+import "routebench/modelspec"
 
 // ALiBi (Press et al. 2022): logits get -m_h (i - j), an explicit distance
-// bias, the paper's far-mass-control baseline; slopes from spec.ALiBiSlopes.
+// bias, the paper's far-mass-control baseline; slopes from modelspec.ALiBiSlopes.
 
 // maskedLogit is added to non-causal logits; exp underflows to exactly 0.
 const maskedLogit = -1e9
@@ -13,7 +13,7 @@ const maskedLogit = -1e9
 func attentionBias(H, L int, alibi bool) []float32 {
 	var slopes []float64
 	if alibi {
-		slopes = spec.ALiBiSlopes(H)
+		slopes = modelspec.ALiBiSlopes(H)
 	}
 	b := make([]float32, H*L*L)
 	for h := 0; h < H; h++ {

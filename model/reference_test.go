@@ -8,8 +8,8 @@ import (
 	. "github.com/gomlx/gomlx/pkg/core/graph" //nolint:revive // gomlx graph code reads best unqualified
 	"github.com/gomlx/gomlx/pkg/core/tensors"
 
-	"routebench/spec"
-	"routebench/spec/weights"
+	"routebench/modelspec"
+	"routebench/modelspec/weights"
 )
 
 // refForward is a plain float64 transcription of ARCHITECTURE.md, written
@@ -53,7 +53,7 @@ func refForward(t *testing.T, set *weights.Set, x []int32) [][]float64 {
 	psi := make([][][]float64, L)
 	var acc []float64
 	var table []float32
-	if a.Rotation == spec.RotationAccumulated {
+	if a.Rotation == modelspec.RotationAccumulated {
 		table = get("angles", V, H, P)
 		acc = make([]float64, H*P)
 	}
@@ -63,9 +63,9 @@ func refForward(t *testing.T, set *weights.Set, x []int32) [][]float64 {
 			psi[i][h] = make([]float64, P)
 			for p := 0; p < P; p++ {
 				switch a.Rotation {
-				case spec.RotationRoPE:
+				case modelspec.RotationRoPE:
 					psi[i][h][p] = float64(i) * math.Pow(a.RopeBase, -2*float64(p)/float64(d))
-				case spec.RotationAccumulated:
+				case modelspec.RotationAccumulated:
 					acc[h*P+p] += float64(table[(int(x[i])*H+h)*P+p])
 					psi[i][h][p] = acc[h*P+p]
 				}
@@ -97,7 +97,7 @@ func refForward(t *testing.T, set *weights.Set, x []int32) [][]float64 {
 		for i := range hs {
 			an := rms(hs[i], get(b("norm1"), D))
 			q[i], k[i], v[i] = matvec(an, get(b("wq"), D, D), D), matvec(an, get(b("wk"), D, D), D), matvec(an, get(b("wv"), D, D), D)
-			for h := 0; h < H && a.Rotation != spec.RotationNone; h++ {
+			for h := 0; h < H && a.Rotation != modelspec.RotationNone; h++ {
 				rot(q[i], h, psi[i][h], 1)
 				rot(k[i], h, psi[i][h], 1)
 				if a.ValueRot {
@@ -189,7 +189,7 @@ func randomSet(t *testing.T, variant string) (*weights.Set, Config) {
 }
 
 func TestForwardMatchesReference(t *testing.T) {
-	for _, v := range spec.Variants() {
+	for _, v := range modelspec.Variants() {
 		t.Run(v, func(t *testing.T) {
 			set, c := randomSet(t, v)
 			rng := rand.New(rand.NewPCG(5, 6))

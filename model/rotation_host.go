@@ -4,16 +4,16 @@ import (
 	"fmt"
 	"math"
 
-	"routebench/spec"
+	"routebench/modelspec"
 )
 
 // hostRotation returns cos and sin of psi for a batch of windows, flattened
 // [B, T, H, d] with each pair's value on both of its dims, from the float64
-// angles of package spec (RoPE, or the accumulated prefix sums of table:
+// angles of package modelspec (RoPE, or the accumulated prefix sums of table:
 // the fixed table, or the learned variable's current value). Variants
 // without rotation return nil slices.
 func hostRotation(c Config, table []float32, tokens []int32, B, T int) (cos, sin []float32, err error) {
-	v, err := spec.LookupVariant(c.Variant)
+	v, err := modelspec.LookupVariant(c.Variant)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -22,10 +22,10 @@ func hostRotation(c Config, table []float32, tokens []int32, B, T int) (cos, sin
 	if len(tokens) != B*T {
 		return nil, nil, fmt.Errorf("model: %d tokens for a %d x %d batch", len(tokens), B, T)
 	}
-	if v.Rotation == spec.RotationNone {
+	if v.Rotation == modelspec.RotationNone {
 		return nil, nil, nil
 	}
-	if v.Rotation == spec.RotationAccumulated {
+	if v.Rotation == modelspec.RotationAccumulated {
 		if len(table) != c.Vocab*H*P {
 			return nil, nil, fmt.Errorf("model: angle table has %d values, want %d x %d x %d", len(table), c.Vocab, H, P)
 		}
@@ -35,7 +35,7 @@ func hostRotation(c Config, table []float32, tokens []int32, B, T int) (cos, sin
 			}
 		}
 	}
-	theta := spec.RopeFrequencies(d, spec.RopeBase)
+	theta := modelspec.RopeFrequencies(d, modelspec.RopeBase)
 	psi := make([]float64, H*P) // one position's angles, [h*P+p]
 	cos = make([]float32, B*T*H*d)
 	sin = make([]float32, B*T*H*d)
@@ -43,15 +43,15 @@ func hostRotation(c Config, table []float32, tokens []int32, B, T int) (cos, sin
 		clear(psi)
 		for t := 0; t < T; t++ {
 			switch v.Rotation {
-			case spec.RotationRoPE: // the same for every head
+			case modelspec.RotationRoPE: // the same for every head
 				for h := 0; h < H; h++ {
 					for p, th := range theta {
-						psi[h*P+p] = spec.RopeAngle(t, th)
+						psi[h*P+p] = modelspec.RopeAngle(t, th)
 					}
 				}
-			case spec.RotationAccumulated:
+			case modelspec.RotationAccumulated:
 				x := int(tokens[b*T+t])
-				spec.AccumulateAngles(psi, table[x*H*P:(x+1)*H*P])
+				modelspec.AccumulateAngles(psi, table[x*H*P:(x+1)*H*P])
 			}
 			base := (b*T + t) * H * d
 			for k, a := range psi {

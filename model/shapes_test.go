@@ -3,7 +3,7 @@ package model
 import (
 	"fmt"
 
-	"routebench/spec"
+	"routebench/modelspec"
 )
 
 // shapeConfig is a valid training config of a named test shape: "smoke"
@@ -28,7 +28,7 @@ func shapeConfig(shape, variant string, vocab int) (Config, error) {
 	default:
 		return Config{}, fmt.Errorf("model test: unknown shape %q", shape)
 	}
-	if _, err := spec.LookupVariant(variant); err != nil {
+	if _, err := modelspec.LookupVariant(variant); err != nil {
 		return Config{}, err
 	}
 	return c, c.Validate()

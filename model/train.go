@@ -15,7 +15,7 @@ import (
 	"strings"
 	"time"
 
-	"routebench/spec"
+	"routebench/modelspec"
 )
 
 // Data is the token source of a run. Both methods must be pure functions of
@@ -29,20 +29,20 @@ type Data interface {
 	EvalWindows(seed uint64, L, n int) ([][]int32, error)
 }
 
-// Train's output files and their types (spec.WeightsFile, spec.ReportFile,
-// spec.SpeedFile; spec.TrainReport, spec.SpeedReport) are defined in package
-// spec, so that the stages reading them do not link gomlx.
+// Train's output files and their types (modelspec.WeightsFile, modelspec.ReportFile,
+// modelspec.SpeedFile; modelspec.TrainReport, modelspec.SpeedReport) are defined in package
+// modelspec, so that the stages reading them do not link gomlx.
 type (
-	TrainReport = spec.TrainReport
-	SpeedReport = spec.SpeedReport
-	EvalPoint   = spec.EvalPoint
+	TrainReport = modelspec.TrainReport
+	SpeedReport = modelspec.SpeedReport
+	EvalPoint   = modelspec.EvalPoint
 )
 
-// File names, as spec names them.
+// File names, as modelspec names them.
 const (
-	WeightsFile = spec.WeightsFile
-	ReportFile  = spec.ReportFile
-	SpeedFile   = spec.SpeedFile
+	WeightsFile = modelspec.WeightsFile
+	ReportFile  = modelspec.ReportFile
+	SpeedFile   = modelspec.SpeedFile
 )
 
 // Train trains cfg.Variant on data and writes outDir/weights.rbw and
@@ -216,9 +216,9 @@ func (tr *trainer) export(outDir string, start int, hist history) error {
 	if n := len(hist.TrainLoss); n > 0 {
 		rep.FinalLoss = hist.TrainLoss[n-1]
 	}
-	if tr.n.v.Rotation == spec.RotationAccumulated {
-		rep.AngleSigmas = spec.AngleSigmas(tr.n.P, c.SigmaMax, c.SigmaMin)
-		rep.SpectralGaps = spec.SpectralGaps(rep.AngleSigmas)
+	if tr.n.v.Rotation == modelspec.RotationAccumulated {
+		rep.AngleSigmas = modelspec.AngleSigmas(tr.n.P, c.SigmaMax, c.SigmaMin)
+		rep.SpectralGaps = modelspec.SpectralGaps(rep.AngleSigmas)
 	}
 	sp := SpeedReport{ResumedFrom: start, CompileSeconds: median(hist.CompileTime), StepSeconds: median(hist.StepTime),
 		PeakRSSBytes: peakRSS(), TimedSteps: len(hist.StepTime)}
@@ -256,14 +256,14 @@ func (tr *trainer) export(outDir string, start int, hist history) error {
 // attention products, rotation swaps and, for learned variants, the
 // triangular prefix sum. Elementwise work is not counted.
 func FlopsPerStep(c Config) float64 {
-	v, _ := spec.LookupVariant(c.Variant)
+	v, _ := modelspec.LookupVariant(c.Variant)
 	B, T, D, F, V, H := float64(c.Batch), float64(c.Context), float64(c.DModel), float64(c.DHidden), float64(c.Vocab), float64(c.Heads)
 	d := D / H
 	perLayer := 2*B*T*D*D*4 + 2*B*T*D*F*2 + 2*B*H*T*T*d*2
 	switch {
-	case v.Rotation != spec.RotationNone && v.ValueRot:
+	case v.Rotation != modelspec.RotationNone && v.ValueRot:
 		perLayer += 2 * B * T * D * d * 4 // q, k, v, output
-	case v.Rotation != spec.RotationNone:
+	case v.Rotation != modelspec.RotationNone:
 		perLayer += 2 * B * T * D * d * 2
 	}
 	fwd := float64(c.Layers)*perLayer + 2*B*T*D*V

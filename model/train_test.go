@@ -9,9 +9,9 @@ import (
 	"path/filepath"
 	"testing"
 
-	"routebench/spec"
-	"routebench/spec/weights"
-	"routebench/spec/weights/weightstest"
+	"routebench/modelspec"
+	"routebench/modelspec/weights"
+	"routebench/modelspec/weights/weightstest"
 )
 
 // tinyConfig is smaller than the smoke profile, for tests that train often.
@@ -32,7 +32,7 @@ func trainOnce(t *testing.T, c Config, data Data, work, out string) error {
 }
 
 func TestTrainSmoke(t *testing.T) {
-	variants := spec.Variants()
+	variants := modelspec.Variants()
 	if testing.Short() {
 		variants = []string{"rope", "random-qkv", "learned-qk"}
 	}
@@ -53,7 +53,7 @@ func TestTrainSmoke(t *testing.T) {
 				t.Errorf("arch %+v, want %+v", set.Arch, c.Arch())
 			}
 			_, err = set.Get("angles", c.Vocab, c.Heads, c.DModel/c.Heads/2)
-			if wantAngles := set.Arch.Rotation == spec.RotationAccumulated; (err == nil) != wantAngles {
+			if wantAngles := set.Arch.Rotation == modelspec.RotationAccumulated; (err == nil) != wantAngles {
 				t.Errorf("angles present = %v, want %v", err == nil, wantAngles)
 			}
 			for _, f := range []string{ReportFile, SpeedFile} {
@@ -226,7 +226,7 @@ func TestSmokeProfileAllVariants(t *testing.T) {
 		t.Skip("full mode only")
 	}
 	data := newSynthData(257)
-	for _, v := range spec.Variants() {
+	for _, v := range modelspec.Variants() {
 		c, err := shapeConfig("smoke", v, 257)
 		if err != nil {
 			t.Fatal(err)

@@ -7,7 +7,7 @@ import (
 	. "github.com/gomlx/gomlx/pkg/core/graph" //nolint:revive // gomlx graph code reads best unqualified
 	"github.com/gomlx/gomlx/pkg/core/tensors"
 
-	"routebench/spec"
+	"routebench/modelspec"
 )
 
 // trainer holds the compiled step and eval graphs and the device-side state
@@ -34,7 +34,7 @@ func newTrainer(c Config) (*trainer, error) {
 	}
 	n := newNet(c)
 	tr := &trainer{c: c, n: n, specs: paramSpecs(c), backend: b, table: fixedAngles(c),
-		hostRot: n.v.Rotation == spec.RotationRoPE || (n.v.Rotation == spec.RotationAccumulated && !n.v.Learned)}
+		hostRot: n.v.Rotation == modelspec.RotationRoPE || (n.v.Rotation == modelspec.RotationAccumulated && !n.v.Learned)}
 	err = catch("compiling "+c.Variant, func() error {
 		var err error
 		if tr.step, err = NewExec(b, tr.stepGraph); err != nil {

@@ -7,8 +7,8 @@ import (
 	"path/filepath"
 	"testing"
 
-	"routebench/spec"
-	"routebench/spec/weights"
+	"routebench/modelspec"
+	"routebench/modelspec/weights"
 )
 
 // The GPU issue's "same code path" check: every variant trains on XLA
@@ -55,7 +55,7 @@ func TestXLAAgreesWithGo(t *testing.T) {
 	}
 	const steps = 20
 	data := newSynthData(23)
-	for _, v := range spec.Variants() {
+	for _, v := range modelspec.Variants() {
 		t.Run(v, func(t *testing.T) {
 			c := tinyConfig(t, v, steps)
 			c.CheckpointEvery = steps // checkpoints are tested elsewhere; keep the device busy with steps

@@ -180,8 +180,8 @@ func TestEmbeddedSaltFollowsImports(t *testing.T) {
 	s0 := allSalts(t, routebench.Source, nil, nil, roots)
 	for file, c := range map[string]struct{ changes, keeps []string }{
 		"model/train.go":          {[]string{"train"}, []string{"tokenize", "evaluate", "report", "theory", "bench"}},
-		"spec/weights/weights.go": {[]string{"train", "evaluate", "report", "bench"}, []string{"tokenize", "theory"}},
-		"spec/positions.go":       {[]string{"train", "evaluate", "report", "bench"}, []string{"tokenize", "theory"}},
+		"modelspec/weights/weights.go": {[]string{"train", "evaluate", "report", "bench"}, []string{"tokenize", "theory"}},
+		"modelspec/positions.go":  {[]string{"train", "evaluate", "report", "bench"}, []string{"tokenize", "theory"}},
 		"stages/tokenize/run.go":  {[]string{"tokenize", "train", "evaluate"}, []string{"theory", "bench"}},
 		"stages/theory/run.go":    {[]string{"theory"}, []string{"tokenize", "train", "evaluate", "bench", "report"}},
 		"pipeline/runner.go":      {nil, []string{"tokenize", "train", "evaluate", "theory", "bench", "report"}},
@@ -389,7 +389,7 @@ func TestEmbeddedSaltCoversImports(t *testing.T) {
 		t.Fatal(err)
 	}
 	all := strings.Join(lines, "\n")
-	for _, want := range []string{"src routebench/stages/train/stage.go", "src routebench/model/train.go", "src routebench/spec/weights/weights.go", "src routebench/spec/positions.go", "src routebench/stages/tokenize/",
+	for _, want := range []string{"src routebench/stages/train/stage.go", "src routebench/model/train.go", "src routebench/modelspec/weights/weights.go", "src routebench/modelspec/positions.go", "src routebench/stages/tokenize/",
 		"dep github.com/gomlx/gomlx@v", "dep github.com/gomlx/go-xla@v"} {
 		if !strings.Contains(all, want) {
 			t.Errorf("train salt lacks %q", want)

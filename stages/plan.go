@@ -6,8 +6,8 @@ import (
 	"os/exec"
 	"strings"
 
+	"routebench/modelspec"
 	"routebench/pipeline"
-	"routebench/spec"
 	"routebench/stages/bench"
 	"routebench/stages/evaluate"
 	"routebench/stages/report"
@@ -40,7 +40,7 @@ func Build(p Profile) (*pipeline.Plan, error) {
 	}
 	variants := p.Variants
 	if len(variants) == 0 {
-		variants = spec.Variants()
+		variants = modelspec.Variants()
 	}
 	vocab := vocabOf(p.Tokenizer)
 	tok, err := tokenizeStage(p)

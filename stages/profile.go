@@ -8,7 +8,7 @@ import (
 	"sort"
 	"strings"
 
-	"routebench/spec"
+	"routebench/modelspec"
 	"routebench/stages/theory"
 )
 
@@ -25,12 +25,12 @@ type Profile struct {
 	// Data
 	Tokenizer string   `json:"tokenizer"` // bytes | gpt2
 	Corpus    []string `json:"corpus"`    // empty: the default Gutenberg corpus
-	// Variants to train (empty: the whole registry, spec.Variants).
+	// Variants to train (empty: the whole registry, modelspec.Variants).
 	Variants []string `json:"variants"`
-	// Train is every training knob (spec.Config). Variant, profile and
+	// Train is every training knob (modelspec.Config). Variant, profile and
 	// vocabulary are filled in by Build (vocabulary from the tokenizer), and
 	// the backend from Backend; a warmup longer than the steps is clamped.
-	Train spec.Config `json:"train"`
+	Train modelspec.Config `json:"train"`
 	// Backend is gomlx's backend for training: "go" (CPU, default) or
 	// "xla:/abs/path/to/pjrt_plugin.so" (GPU binary only). Empty: $GOMLX_BACKEND, else "go".
 	Backend string `json:"backend"`
@@ -47,8 +47,8 @@ type Profile struct {
 }
 
 // trainDefaults are the hyperparameters every built-in profile shares.
-func trainDefaults() spec.Config {
-	return spec.Config{LR: 2e-3, MinLR: 1e-4, WeightDecay: 0.01, Clip: 1.0, SigmaMax: 1.0, SigmaMin: 0.35, Seed: 1}
+func trainDefaults() modelspec.Config {
+	return modelspec.Config{LR: 2e-3, MinLR: 1e-4, WeightDecay: 0.01, Clip: 1.0, SigmaMax: 1.0, SigmaMin: 0.35, Seed: 1}
 }
 
 // cpuStepsNote justifies the cpu profile's 400 steps; it is copied into train.json.

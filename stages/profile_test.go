@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"routebench/spec"
+	"routebench/modelspec"
 )
 
 // Every built-in profile gives a valid training config for every variant,
@@ -19,7 +19,7 @@ func TestBuiltinProfilesTrainConfigs(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, v := range spec.Variants() {
+		for _, v := range modelspec.Variants() {
 			c := p.Train
 			c.Variant, c.Profile, c.Vocab = v, name, vocabOf(p.Tokenizer)
 			if err := c.Validate(); err != nil {
@@ -56,7 +56,7 @@ func TestProfileOverrides(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, s := range plan.Stages {
-		if c, ok := s.Config.(spec.Config); ok && (c.Steps != 4 || c.Warmup != 4) {
+		if c, ok := s.Config.(modelspec.Config); ok && (c.Steps != 4 || c.Warmup != 4) {
 			t.Fatalf("%s: steps %d warmup %d, want 4 and the warmup clamped to 4", s.Name, c.Steps, c.Warmup)
 		}
 	}
@@ -124,7 +124,7 @@ func TestSetEqualsConfig(t *testing.T) {
 // derived from the struct tags, so a new knob needs no second list.
 func TestSetKeysCoverTrainConfig(t *testing.T) {
 	k := profileSetKeys()
-	typ := reflect.TypeFor[spec.Config]()
+	typ := reflect.TypeFor[modelspec.Config]()
 	for i := range typ.NumField() {
 		name := jsonName(typ.Field(i))
 		if _, ok := k.fields["train."+name]; !ok {

@@ -8,7 +8,7 @@ import (
 	"github.com/gomlx/gomlx/pkg/core/tensors"
 
 	"routebench/model"
-	"routebench/spec/weights"
+	"routebench/modelspec/weights"
 )
 
 // Forward runs the gomlx forward pass of exported weights on one window

@@ -10,8 +10,8 @@ import (
 	"github.com/gomlx/gomlx/pkg/core/tensors"
 
 	"routebench/model"
-	"routebench/spec"
-	"routebench/spec/weights"
+	"routebench/modelspec"
+	"routebench/modelspec/weights"
 )
 
 // LogProbsBlockwise is the gomlx evaluator for long windows: the forward of
@@ -45,7 +45,7 @@ func LogProbsBlockwise(set *weights.Set, tokens, targets []int32, chunk int, bac
 		func(w model.Network, p map[string]*Node, tok *Node, rot *model.Rotation, extra []*Node) *Node {
 			var slopes []float64
 			if w.Variant().ALiBi {
-				slopes = spec.ALiBiSlopes(w.Heads())
+				slopes = modelspec.ALiBiSlopes(w.Heads())
 			}
 			if rot != nil { // drop the batch axis: [1, L, H, d] -> [L, H, d]
 				H, d := w.Heads(), w.DHead()

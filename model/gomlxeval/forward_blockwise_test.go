@@ -6,17 +6,17 @@ import (
 	"strings"
 	"testing"
 
-	"routebench/spec"
-	"routebench/spec/weights"
-	"routebench/spec/weights/weightstest"
+	"routebench/modelspec"
+	"routebench/modelspec/weights"
+	"routebench/modelspec/weights/weightstest"
 )
 
 // randomSet is an untrained model of every variant's parts with
 // larger-than-init weights (weightstest.RandomSet), small enough for
 // full attention.
-func randomSet(t *testing.T, variant string) (*weights.Set, spec.Config) {
+func randomSet(t *testing.T, variant string) (*weights.Set, modelspec.Config) {
 	t.Helper()
-	c := spec.Config{Variant: variant, Profile: "test", Vocab: 29, DModel: 16, Layers: 2, Heads: 4, DHidden: 24, Context: 32,
+	c := modelspec.Config{Variant: variant, Profile: "test", Vocab: 29, DModel: 16, Layers: 2, Heads: 4, DHidden: 24, Context: 32,
 		SigmaMax: 1, SigmaMin: 0.35, Seed: 1}
 	return weightstest.RandomSet(t, c.Arch(), 3), c
 }
@@ -26,7 +26,7 @@ func randomSet(t *testing.T, variant string) (*weights.Set, spec.Config) {
 // exceed it: the same log-probabilities to float32 accuracy.
 func TestLogProbsBlockwiseMatchesForward(t *testing.T) {
 	const L = 45
-	for _, v := range spec.Variants() {
+	for _, v := range modelspec.Variants() {
 		t.Run(v, func(t *testing.T) {
 			set, c := randomSet(t, v)
 			rng := rand.New(rand.NewPCG(7, 8))

@@ -3,12 +3,12 @@ package native
 import (
 	"math"
 
-	"routebench/spec"
+	"routebench/modelspec"
 )
 
 // Rotation angles psi_i (per position, head and pair) as a table of
 // float32 (cos, sin) pairs, [L][H][P][2]: the only form the kernels read.
-// The angles themselves come from package spec (float64, one reduction
+// The angles themselves come from package modelspec (float64, one reduction
 // rule), the same functions the trainer uses, so trainer and evaluator
 // cannot drift.
 
@@ -17,15 +17,15 @@ func putCosSin(dst []float32, psi float64) {
 	dst[0], dst[1] = float32(c), float32(s)
 }
 
-// ropeCosSin: psi_i = spec.RopeAngle(i, theta_p), the same for every head.
+// ropeCosSin: psi_i = modelspec.RopeAngle(i, theta_p), the same for every head.
 func ropeCosSin(L, H, d int, base float64, workers int) []float32 {
-	theta := spec.RopeFrequencies(d, base)
+	theta := modelspec.RopeFrequencies(d, base)
 	cs := make([]float32, L*H*d)
 	const rows = 256
 	parallelFor((L+rows-1)/rows, workers, func(b int) {
 		for i := b * rows; i < min(L, (b+1)*rows); i++ {
 			for p, th := range theta {
-				putCosSin(cs[(i*H)*d+2*p:], spec.RopeAngle(i, th))
+				putCosSin(cs[(i*H)*d+2*p:], modelspec.RopeAngle(i, th))
 			}
 			for h := 1; h < H; h++ {
 				copy(cs[(i*H+h)*d:(i*H+h+1)*d], cs[i*H*d:(i*H+1)*d])
@@ -36,7 +36,7 @@ func ropeCosSin(L, H, d int, base float64, workers int) []float32 {
 }
 
 // accumulatedCosSin: psi_i[h,p] = sum_{s<=i} angles[x_s, h, p] by
-// spec.AccumulateAngles, sequential along the window and parallel over
+// modelspec.AccumulateAngles, sequential along the window and parallel over
 // heads (the reductions and Sincos, not the additions, are the cost).
 func accumulatedCosSin(tokens []int32, angles []float32, H, d int, workers int) []float32 {
 	P := d / 2
@@ -44,7 +44,7 @@ func accumulatedCosSin(tokens []int32, angles []float32, H, d int, workers int) 
 	parallelFor(H, workers, func(h int) {
 		acc := make([]float64, P)
 		for i, x := range tokens {
-			spec.AccumulateAngles(acc, angles[(int(x)*H+h)*P:(int(x)*H+h+1)*P])
+			modelspec.AccumulateAngles(acc, angles[(int(x)*H+h)*P:(int(x)*H+h+1)*P])
 			out := cs[(i*H+h)*d : (i*H+h+1)*d]
 			for p, a := range acc {
 				putCosSin(out[2*p:], a)
@@ -54,9 +54,9 @@ func accumulatedCosSin(tokens []int32, angles []float32, H, d int, workers int) 
 	return cs
 }
 
-// alibiSlopes is spec.ALiBiSlopes in the kernels' float32.
+// alibiSlopes is modelspec.ALiBiSlopes in the kernels' float32.
 func alibiSlopes(H int) []float32 {
-	sl := spec.ALiBiSlopes(H)
+	sl := modelspec.ALiBiSlopes(H)
 	out := make([]float32, H)
 	for h := range out {
 		out[h] = float32(sl[h])

@@ -3,7 +3,7 @@ package native
 import (
 	"fmt"
 
-	"routebench/spec"
+	"routebench/modelspec"
 )
 
 // AttentionSpec describes a standalone attention problem, for benchmarks
@@ -11,7 +11,7 @@ import (
 // builds the same thing internally).
 type AttentionSpec struct {
 	L, Heads, DHead int
-	Rotation        string  // spec.RotationNone, RotationRoPE or RotationAccumulated
+	Rotation        string  // modelspec.RotationNone, RotationRoPE or RotationAccumulated
 	RopeBase        float64 // rope only
 	ValueRot        bool    // value transport (accumulated only)
 	ALiBi           bool
@@ -32,10 +32,10 @@ func NewAttention(as AttentionSpec) (*Attention, error) {
 	}
 	s := &attnShape{L: as.L, H: as.Heads, d: as.DHead, valueRot: as.ValueRot}
 	switch as.Rotation {
-	case spec.RotationNone:
-	case spec.RotationRoPE:
+	case modelspec.RotationNone:
+	case modelspec.RotationRoPE:
 		s.cs = ropeCosSin(as.L, as.Heads, as.DHead, as.RopeBase, 0)
-	case spec.RotationAccumulated:
+	case modelspec.RotationAccumulated:
 		if len(as.Tokens) != as.L {
 			return nil, fmt.Errorf("native: accumulated attention needs %d tokens, got %d", as.L, len(as.Tokens))
 		}

@@ -1,6 +1,6 @@
 // Package native is the pure-Go evaluator of routebench models: a forward
 // pass over one window of up to 65,536+ tokens for weights exported in the
-// canonical format (spec/weights), exactly as ARCHITECTURE.md specifies,
+// canonical format (modelspec/weights), exactly as ARCHITECTURE.md specifies,
 // for every variant (nope, rope, alibi, random-qk/qkv, learned-qk/qkv; the
 // Arch fields Rotation, ValueRot and ALiBi select the behaviour).
 //

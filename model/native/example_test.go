@@ -5,14 +5,14 @@ import (
 	"fmt"
 
 	"routebench/model/native"
-	"routebench/spec"
-	"routebench/spec/weights"
+	"routebench/modelspec"
+	"routebench/modelspec/weights"
 )
 
 // A weights set with every tensor ARCHITECTURE.md names (here all zeros
 // except unit norm gains, so every position predicts uniformly).
 func tinySet() *weights.Set {
-	a := spec.Arch{Variant: "random-qkv", Profile: "example", Vocab: 8, DModel: 8, Layers: 1, Heads: 2,
+	a := modelspec.Arch{Variant: "random-qkv", Profile: "example", Vocab: 8, DModel: 8, Layers: 1, Heads: 2,
 		DHidden: 16, Context: 4, NormEps: 1e-5, RopeBase: 10000, Rotation: "accumulated", ValueRot: true}
 	t := func(name string, shape ...int) weights.Tensor {
 		n := 1

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"math"
 
-	"routebench/spec"
+	"routebench/modelspec"
 )
 
 // Options controls one LogProbs call.
@@ -63,9 +63,9 @@ func (m *Model) LogProbs(ctx context.Context, tokens, targets []int32, opts Opti
 	}
 	s := &attnShape{L: L, H: H, d: d, valueRot: a.ValueRot, slopes: m.slopes}
 	switch a.Rotation {
-	case spec.RotationRoPE:
+	case modelspec.RotationRoPE:
 		s.cs = ropeCosSin(L, H, d, a.RopeBase, workers)
-	case spec.RotationAccumulated:
+	case modelspec.RotationAccumulated:
 		s.cs = accumulatedCosSin(tokens, m.angles, H, d, workers)
 	}
 	bufs := newHeadBufs(s)

@@ -8,14 +8,14 @@ import (
 	"strings"
 	"testing"
 
-	"routebench/spec"
-	"routebench/spec/weights"
-	"routebench/spec/weights/weightstest"
+	"routebench/modelspec"
+	"routebench/modelspec/weights"
+	"routebench/modelspec/weights/weightstest"
 )
 
 // weightsView gives the reference forward plain access to a set's tensors.
 type weightsView struct {
-	arch spec.Arch
+	arch modelspec.Arch
 	set  *weights.Set
 }
 
@@ -31,8 +31,8 @@ func blockName(n int) string { return fmt.Sprintf("block%03d/", n) }
 
 // variantArch maps the registry's variant names to the Arch fields that
 // change the forward.
-func variantArch(variant string) spec.Arch {
-	a := spec.Arch{Variant: variant, Profile: "test", Vocab: 19, DModel: 32, Layers: 2, Heads: 2,
+func variantArch(variant string) modelspec.Arch {
+	a := modelspec.Arch{Variant: variant, Profile: "test", Vocab: 19, DModel: 32, Layers: 2, Heads: 2,
 		DHidden: 48, Context: 16, NormEps: 1e-5, RopeBase: 10000, Rotation: "none"}
 	switch variant {
 	case "rope":

@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"routebench/model/gomlxeval"
-	"routebench/spec/weights/weightstest"
+	"routebench/modelspec/weights/weightstest"
 )
 
 // TestMatchesGomlxForward cross-checks the native logits against the gomlx

@@ -6,7 +6,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"routebench/spec/weights/weightstest"
+	"routebench/modelspec/weights/weightstest"
 )
 
 // Micro-benchmarks of the kernels alone, one goroutine, data in L1/L2.

@@ -3,15 +3,15 @@ package native
 import (
 	"fmt"
 
-	"routebench/spec"
-	"routebench/spec/weights"
+	"routebench/modelspec"
+	"routebench/modelspec/weights"
 )
 
 // Model is a weights set prepared for the native forward pass: checked,
 // with matrices packed for the sgemm kernels. It is read-only after Load
 // and safe for concurrent LogProbs calls.
 type Model struct {
-	Arch   spec.Arch
+	Arch   modelspec.Arch
 	embed  []float32 // [V][D]
 	layers []layer
 	normf  []float32
@@ -62,7 +62,7 @@ func Load(set *weights.Set) (*Model, error) {
 		return nil, err
 	}
 	m.unemb = packB(un, D, V)
-	if a.Rotation == spec.RotationAccumulated {
+	if a.Rotation == modelspec.RotationAccumulated {
 		if m.angles, err = get("angles", V, H, a.DHead()/2); err != nil {
 			return nil, err
 		}

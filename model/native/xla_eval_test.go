@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"routebench/model/gomlxeval"
-	"routebench/spec/weights"
-	"routebench/spec/weights/weightstest"
+	"routebench/modelspec/weights"
+	"routebench/modelspec/weights/weightstest"
 )
 
 // The GPU check's evaluator comparison (scripts/gpu-check.sh, step

@@ -5,8 +5,8 @@ import (
 	"math"
 
 	"routebench/model/native"
+	"routebench/modelspec/weights"
 	"routebench/pipeline"
-	"routebench/spec/weights"
 	"routebench/stages/tokenize"
 )
 

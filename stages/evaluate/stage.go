@@ -20,9 +20,9 @@ import (
 	"slices"
 	"time"
 
+	"routebench/modelspec"
+	"routebench/modelspec/weights"
 	"routebench/pipeline"
-	"routebench/spec"
-	"routebench/spec/weights"
 	"routebench/stages/tokenize"
 )
 
@@ -108,7 +108,7 @@ func loadWeights(rc *pipeline.RunContext, cfg Config) (*weights.Set, error) {
 	if err != nil {
 		return nil, err
 	}
-	p, err := art.Path(spec.WeightsFile)
+	p, err := art.Path(modelspec.WeightsFile)
 	if err != nil {
 		return nil, err
 	}

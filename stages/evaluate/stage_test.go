@@ -9,9 +9,9 @@ import (
 	"testing"
 
 	"routebench/artifacts"
+	"routebench/modelspec"
+	"routebench/modelspec/weights"
 	"routebench/pipeline"
-	"routebench/spec"
-	"routebench/spec/weights"
 	"routebench/stages/tokenize"
 )
 
@@ -22,7 +22,7 @@ func weightsArtifact(t *testing.T, variant, profile string, T int) *artifacts.Ar
 	if err != nil {
 		t.Fatal(err)
 	}
-	arch := spec.Arch{Variant: variant, Profile: profile, Vocab: 3, DModel: 4, Layers: 1, Heads: 2, DHidden: 4,
+	arch := modelspec.Arch{Variant: variant, Profile: profile, Vocab: 3, DModel: 4, Layers: 1, Heads: 2, DHidden: 4,
 		Context: T, NormEps: 1e-5, RopeBase: 10000, Rotation: "rope"}
 	set, err := weights.NewSet(arch, []weights.Tensor{{Name: "embed", Shape: []int{3, 4}, Data: make([]float32, 12)}})
 	if err != nil {
@@ -33,7 +33,7 @@ func weightsArtifact(t *testing.T, variant, profile string, T int) *artifacts.Ar
 	if err := set.Write(&buf); err != nil {
 		t.Fatal(err)
 	}
-	os.WriteFile(filepath.Join(dir, spec.WeightsFile), buf.Bytes(), 0o644)
+	os.WriteFile(filepath.Join(dir, modelspec.WeightsFile), buf.Bytes(), 0o644)
 	art, err := store.Put(artifacts.ActionID{1}, "train/"+variant, dir)
 	if err != nil {
 		t.Fatal(err)

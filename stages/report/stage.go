@@ -10,8 +10,8 @@ import (
 	"os"
 	"path/filepath"
 
+	"routebench/modelspec"
 	"routebench/pipeline"
-	"routebench/spec"
 	"routebench/stages/evaluate"
 )
 
@@ -76,7 +76,7 @@ func Stage(cfg Config, in Inputs) *pipeline.Stage {
 // plan has no such input.
 type variantData struct {
 	name       string
-	train      *spec.TrainReport
+	train      *modelspec.TrainReport
 	eval       *evaluate.Result
 	trainSpeed map[string]float64
 }
@@ -113,14 +113,14 @@ func load(rc *pipeline.RunContext, cfg Config) ([]*variantData, error) {
 	for _, name := range cfg.Variants {
 		v := &variantData{name: name}
 		var err error
-		if v.train, err = readOptional[spec.TrainReport](rc, trainInput(name), spec.ReportFile); err != nil {
+		if v.train, err = readOptional[modelspec.TrainReport](rc, trainInput(name), modelspec.ReportFile); err != nil {
 			return nil, err
 		}
 		if v.eval, err = readOptional[evaluate.Result](rc, evalInput(name), evaluate.ResultFile); err != nil {
 			return nil, err
 		}
 		// Speed figures are volatile and only decorate the training table.
-		readJSONFile(rc, trainInput(name), spec.SpeedFile, &v.trainSpeed)
+		readJSONFile(rc, trainInput(name), modelspec.SpeedFile, &v.trainSpeed)
 		vs = append(vs, v)
 	}
 	return vs, nil

@@ -11,8 +11,8 @@ import (
 	"fmt"
 
 	"routebench/model"
+	"routebench/modelspec"
 	"routebench/pipeline"
-	"routebench/spec"
 	"routebench/stages/tokenize"
 )
 
@@ -20,14 +20,14 @@ import (
 const Kind = "train"
 
 // Stage returns the training stage of one variant.
-func Stage(cfg spec.Config, shards *pipeline.Stage) *pipeline.Stage {
+func Stage(cfg modelspec.Config, shards *pipeline.Stage) *pipeline.Stage {
 	return &pipeline.Stage{
 		Name:     Kind + "/" + cfg.Variant,
 		Kind:     Kind,
 		Config:   cfg,
 		Inputs:   []pipeline.Input{{Name: tokenize.ShardsInput, Stage: shards}},
 		Code:     []string{"routebench/stages/train"},
-		Volatile: []string{spec.SpeedFile},
+		Volatile: []string{modelspec.SpeedFile},
 		Run: func(rc *pipeline.RunContext) error {
 			ds, err := tokenize.OpenInput(rc, tokenize.ShardsInput)
 			if err != nil {

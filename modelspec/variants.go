@@ -1,4 +1,4 @@
-package spec
+package modelspec
 
 import (
 	"fmt"
@@ -95,7 +95,7 @@ func LookupVariant(name string) (Variant, error) {
 	}
 	names := Variants()
 	sort.Strings(names)
-	return Variant{}, fmt.Errorf("spec: unknown variant %q (known: %v)", name, names)
+	return Variant{}, fmt.Errorf("modelspec: unknown variant %q (known: %v)", name, names)
 }
 
 // HostRotation reports whether the variant's rotation angles are computed

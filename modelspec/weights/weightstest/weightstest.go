@@ -11,14 +11,14 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"routebench/spec"
-	"routebench/spec/weights"
+	"routebench/modelspec"
+	"routebench/modelspec/weights"
 )
 
 // RandomSet draws weights for a at scales like a trained small model's
 // (unit gains, ~1/sqrt(fan-in) matrices), so a forward sees realistic
 // logit ranges; the same seed gives the same set.
-func RandomSet(t testing.TB, a spec.Arch, seed uint64) *weights.Set {
+func RandomSet(t testing.TB, a modelspec.Arch, seed uint64) *weights.Set {
 	t.Helper()
 	r := rand.New(rand.NewPCG(seed, 42))
 	V, D, F, H, P := a.Vocab, a.DModel, a.DHidden, a.Heads, a.DHead()/2
@@ -54,8 +54,8 @@ func RandomSet(t testing.TB, a spec.Arch, seed uint64) *weights.Set {
 // PaperArch is the paper profile's shape (16 layers, width 768, 12 heads,
 // MLP 3072, GPT-2 vocabulary 50257, context 512) with the costliest
 // variant, accumulated rotations with value transport.
-func PaperArch() spec.Arch {
-	return spec.Arch{Variant: "random-qkv", Profile: "paper", Vocab: 50257, DModel: 768, Layers: 16, Heads: 12,
+func PaperArch() modelspec.Arch {
+	return modelspec.Arch{Variant: "random-qkv", Profile: "paper", Vocab: 50257, DModel: 768, Layers: 16, Heads: 12,
 		DHidden: 3072, Context: 512, NormEps: 1e-5, RopeBase: 10000, Rotation: "accumulated", ValueRot: true}
 }
 

@@ -1,4 +1,4 @@
-package spec
+package modelspec
 
 import "fmt"
 
@@ -29,19 +29,19 @@ func (a Arch) DHead() int { return a.DModel / a.Heads }
 func (a Arch) Validate() error {
 	switch {
 	case a.Vocab <= 0 || a.DModel <= 0 || a.Layers <= 0 || a.Heads <= 0 || a.DHidden <= 0 || a.Context <= 0:
-		return fmt.Errorf("spec: arch %+v has a non-positive size", a)
+		return fmt.Errorf("modelspec: arch %+v has a non-positive size", a)
 	case a.DModel%a.Heads != 0:
-		return fmt.Errorf("spec: d_model %d is not a multiple of heads %d", a.DModel, a.Heads)
+		return fmt.Errorf("modelspec: d_model %d is not a multiple of heads %d", a.DModel, a.Heads)
 	case a.DHead()%2 != 0:
-		return fmt.Errorf("spec: d_head %d is odd; rotations need 2-D pairs", a.DHead())
+		return fmt.Errorf("modelspec: d_head %d is odd; rotations need 2-D pairs", a.DHead())
 	}
 	switch a.Rotation {
 	case RotationNone, RotationRoPE, RotationAccumulated:
 	default:
-		return fmt.Errorf("spec: unknown rotation %q (want none, rope or accumulated)", a.Rotation)
+		return fmt.Errorf("modelspec: unknown rotation %q (want none, rope or accumulated)", a.Rotation)
 	}
 	if a.ValueRot && a.Rotation != RotationAccumulated {
-		return fmt.Errorf("spec: value rotation needs accumulated rotation, got %q", a.Rotation)
+		return fmt.Errorf("modelspec: value rotation needs accumulated rotation, got %q", a.Rotation)
 	}
 	return nil
 }

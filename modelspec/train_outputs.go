@@ -1,4 +1,4 @@
-package spec
+package modelspec
 
 // Output file names in outDir. weights.rbw and train.json are pure
 // functions of (config, data): identical bytes for identical inputs, also

@@ -5,12 +5,12 @@ import (
 	"strings"
 	"testing"
 
-	"routebench/spec"
+	"routebench/modelspec"
 )
 
 func testSet(t *testing.T) *Set {
 	t.Helper()
-	arch := spec.Arch{Variant: "rope", Profile: "smoke", Vocab: 3, DModel: 4, Layers: 1, Heads: 2,
+	arch := modelspec.Arch{Variant: "rope", Profile: "smoke", Vocab: 3, DModel: 4, Layers: 1, Heads: 2,
 		DHidden: 8, Context: 16, NormEps: 1e-5, RopeBase: 10000, Rotation: "rope"}
 	s, err := NewSet(arch, []Tensor{
 		{Name: "unembed", Shape: []int{4, 3}, Data: []float32{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}},

@@ -9,7 +9,7 @@
 //
 //	magic    "RBWEIGHTS\x00v1\n"              (13 bytes)
 //	hlen     uint64                             length of the JSON header
-//	header   JSON: {"arch": spec.Arch, "tensors": [{"name","shape","offset"}...]}
+//	header   JSON: {"arch": modelspec.Arch, "tensors": [{"name","shape","offset"}...]}
 //	padding  zero bytes up to a multiple of 64
 //	data     each tensor's float32 values, row-major, 64-byte aligned,
 //	         in header order (tensors sorted by name); offsets are relative
@@ -32,7 +32,7 @@ import (
 	"slices"
 	"sort"
 
-	"routebench/spec"
+	"routebench/modelspec"
 )
 
 const magic = "RBWEIGHTS\x00v1\n"
@@ -57,7 +57,7 @@ func (t Tensor) Size() int {
 
 // Set is a complete weights file in memory.
 type Set struct {
-	Arch    spec.Arch
+	Arch    modelspec.Arch
 	Tensors []Tensor // sorted by name
 	byName  map[string]int
 }
@@ -69,12 +69,12 @@ type headerTensor struct {
 }
 
 type header struct {
-	Arch    spec.Arch      `json:"arch"`
+	Arch    modelspec.Arch `json:"arch"`
 	Tensors []headerTensor `json:"tensors"`
 }
 
 // NewSet builds a set, sorting tensors by name and checking shapes.
-func NewSet(arch spec.Arch, tensors []Tensor) (*Set, error) {
+func NewSet(arch modelspec.Arch, tensors []Tensor) (*Set, error) {
 	ts := append([]Tensor(nil), tensors...)
 	sort.Slice(ts, func(i, j int) bool { return ts[i].Name < ts[j].Name })
 	s := &Set{Arch: arch, Tensors: ts, byName: make(map[string]int, len(ts))}

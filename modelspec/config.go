@@ -1,4 +1,4 @@
-package spec
+package modelspec
 
 import "fmt"
 
@@ -62,7 +62,7 @@ func (c Config) Validate() error {
 		return err
 	}
 	bad := func(param string, val any, want string) error {
-		return fmt.Errorf("spec: train config %s/%s: %s = %v, want %s", c.Profile, c.Variant, param, val, want)
+		return fmt.Errorf("modelspec: train config %s/%s: %s = %v, want %s", c.Profile, c.Variant, param, val, want)
 	}
 	switch {
 	case c.Vocab < 2:
