@@ -204,6 +204,7 @@ func renderTraining(b *strings.Builder, vs []*variantData) {
 			break
 		}
 	}
+	renderLearnedShift(b, vs)
 	fmt.Fprintf(b, "\n![training loss](%s)\n\n", PlotTrain)
 }
 

@@ -79,6 +79,7 @@ type variantData struct {
 	train      *modelspec.TrainReport
 	eval       *evaluate.Result
 	trainSpeed map[string]float64
+	angleShift *angleShift // learned variants: the trained table against its initial one
 }
 
 // readJSONFile decodes a file of a named input. It returns false when the
@@ -117,6 +118,9 @@ func load(rc *pipeline.RunContext, cfg Config) ([]*variantData, error) {
 			return nil, err
 		}
 		if v.eval, err = readOptional[evaluate.Result](rc, evalInput(name), evaluate.ResultFile); err != nil {
+			return nil, err
+		}
+		if v.angleShift, err = learnedShift(rc, name, v.train); err != nil {
 			return nil, err
 		}
 		// Speed figures are volatile and only decorate the training table.
