@@ -1,8 +1,6 @@
 package stages
 
 import (
-	"os"
-	"path/filepath"
 	"testing"
 
 	"routebench/stages/tokenize"
@@ -12,10 +10,7 @@ import (
 // profile's T (128 x T + 1), whatever the profile evaluates; the default
 // corpus's named books carry no minimum, so its key stays as it was.
 func TestTokenizeHeldOutMinimum(t *testing.T) {
-	corpus := t.TempDir()
-	if err := os.WriteFile(filepath.Join(corpus, "a.txt"), []byte("some text"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	corpus := tinyCorpus(t)
 	for _, name := range []string{"smoke", "cpu"} {
 		p, err := LoadProfile(name, "")
 		if err != nil {

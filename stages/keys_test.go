@@ -26,19 +26,27 @@ func saltFiles(t *testing.T, s *pipeline.Stage) map[string]bool {
 	return files
 }
 
-// tinyCorpusPlan is a profile's plan over a two-file corpus (Build
-// fingerprints it; nothing runs).
-func tinyCorpusPlan(t *testing.T, profile string) *pipeline.Plan {
+// tinyCorpus is a two-file corpus directory: enough for Build to
+// fingerprint (key tests run nothing on it).
+func tinyCorpus(t *testing.T) string {
 	t.Helper()
 	corpus := t.TempDir()
-	if err := os.WriteFile(filepath.Join(corpus, "a.txt"), []byte("some text"), 0o644); err != nil {
-		t.Fatal(err)
+	for name, text := range map[string]string{"a.txt": "some text to train on", "b.txt": "more text"} {
+		if err := os.WriteFile(filepath.Join(corpus, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
+	return corpus
+}
+
+// tinyCorpusPlan is a profile's plan over tinyCorpus (nothing runs).
+func tinyCorpusPlan(t *testing.T, profile string) *pipeline.Plan {
+	t.Helper()
 	p, err := LoadProfile(profile, "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	p.Corpus = []string{corpus}
+	p.Corpus = []string{tinyCorpus(t)}
 	plan, err := Build(p)
 	if err != nil {
 		t.Fatal(err)

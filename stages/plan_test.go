@@ -180,12 +180,7 @@ func TestProfilesBuild(t *testing.T) {
 // train keys are computed with one stand-in digest for the shards, which is
 // what they get when the tokenize key, and so its output, is unchanged.
 func TestEvalLengthsKeepShardsAndModels(t *testing.T) {
-	corpus := t.TempDir() // a tiny corpus: Build fingerprints it but runs nothing
-	for name, text := range map[string]string{"a.txt": "some text to train on", "b.txt": "more text"} {
-		if err := os.WriteFile(filepath.Join(corpus, name), []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	corpus := tinyCorpus(t)
 	for _, profile := range []string{"smoke", "cpu"} {
 		keys := make([]map[string]string, 2)
 		for i, mults := range [][]int{{1, 2}, {1, 2, 4, 8, 16, 32, 64, 128}} {
