@@ -29,9 +29,25 @@ import (
 //
 //	ROUTEBENCH_BENCH_BACKEND=go:parallelism=0,dotgeneral_large GOMAXPROCS=1 go test ...
 func BenchmarkTrainStep(b *testing.B) {
-	for _, v := range modelspec.Variants() {
-		b.Run(v, func(b *testing.B) {
-			c, tr, tok, tgt := compiledTrainer(b, v)
+	for _, trainer := range benchTrainers() {
+		for _, v := range modelspec.Variants() {
+			b.Run(trainer+"/"+v, func(b *testing.B) { benchTrainStep(b, trainer, v) })
+		}
+	}
+}
+
+// benchTrainers is $ROUTEBENCH_BENCH_TRAINER (native or gomlx), else both.
+func benchTrainers() []string {
+	if t := os.Getenv("ROUTEBENCH_BENCH_TRAINER"); t != "" {
+		return []string{t}
+	}
+	return []string{modelspec.TrainerNative, modelspec.TrainerGomlx}
+}
+
+func benchTrainStep(b *testing.B, trainer, v string) {
+	{
+		{
+			c, tr, tok, tgt := compiledTrainer(b, trainer, v)
 			defer tr.close()
 			runtime.GC()
 			var base runtime.MemStats
@@ -72,7 +88,7 @@ func BenchmarkTrainStep(b *testing.B) {
 			b.ReportMetric(float64(c.Batch*c.Context)/sec, "tokens/s")
 			b.ReportMetric(FlopsPerStep(c)/sec/1e9, "GFLOP/s")
 			b.ReportMetric(float64(peak.Load())/(1<<20), "peak-heap-MB")
-		})
+		}
 	}
 }
 
@@ -94,9 +110,15 @@ func cpuSeconds() float64 {
 //
 //	go test -tags noxla -run '^$' -bench StepRatio -benchtime 5x ./model/
 func BenchmarkStepRatio(b *testing.B) {
+	for _, trainer := range benchTrainers() {
+		b.Run(trainer, func(b *testing.B) { benchStepRatio(b, trainer) })
+	}
+}
+
+func benchStepRatio(b *testing.B, trainer string) {
 	type run struct {
 		name   string
-		tr     *trainer
+		tr     engine
 		tok    []int32
 		tgt    []int32
 		step   int
@@ -105,7 +127,7 @@ func BenchmarkStepRatio(b *testing.B) {
 	}
 	var runs []*run
 	for _, v := range modelspec.Variants() {
-		_, tr, tok, tgt := compiledTrainer(b, v)
+		_, tr, tok, tgt := compiledTrainer(b, trainer, v)
 		defer tr.close()
 		r := &run{name: v, tr: tr, tok: tok, tgt: tgt, step: 1}
 		runs = append(runs, r)
@@ -137,24 +159,25 @@ func BenchmarkStepRatio(b *testing.B) {
 // $ROUTEBENCH_BENCH_BACKEND if set) with fresh parameters and zero Adam
 // moments, and runs step 0 on the first batch, which compiles the graph.
 // The caller closes the trainer.
-func compiledTrainer(b *testing.B, v string) (c Config, tr *trainer, tok, tgt []int32) {
+func compiledTrainer(b *testing.B, trainer, v string) (c Config, tr engine, tok, tgt []int32) {
 	b.Helper()
 	c, err := shapeConfig("cpu", v, 257)
 	if err != nil {
 		b.Fatal(err)
 	}
+	c.Trainer = trainer
 	if be := os.Getenv("ROUTEBENCH_BENCH_BACKEND"); be != "" {
 		c.Backend = be
 	}
-	tr, err = newTrainer(c)
-	if err != nil {
+	if tr, err = newEngine(c); err != nil {
 		b.Fatal(err)
 	}
-	zeros := make([][]float32, len(tr.specs))
-	for i, s := range tr.specs {
+	specs := paramSpecs(c)
+	zeros := make([][]float32, len(specs))
+	for i, s := range specs {
 		zeros[i] = make([]float32, size(s.Shape))
 	}
-	tr.setState(initParams(c, tr.specs), zeros, zeros)
+	tr.setState(initParams(c, specs), zeros, zeros)
 	tok, tgt, _ = newSynthData(c.Vocab).TrainBatch(c.Seed, 0, c.Batch, c.Context)
 	if _, _, err := tr.runStep(0, tok, tgt); err != nil {
 		tr.close()

@@ -15,11 +15,11 @@ type Config = modelspec.Config
 // Variant is a registry entry (modelspec.Variant).
 type Variant = modelspec.Variant
 
-// Training constants of this trainer, not tuned, so not in Config.
+// Training constants (their home is modelspec: both trainers use them).
 const (
-	adamBeta1 = 0.9
-	adamBeta2 = 0.95
-	adamEps   = 1e-8
+	adamBeta1 = modelspec.AdamBeta1
+	adamBeta2 = modelspec.AdamBeta2
+	adamEps   = modelspec.AdamEps
 	// Init: GPT-2 style normal(0, 0.02); residual outputs (wo, w2) scaled by 1/sqrt(2 layers).
 	initStd = 0.02
 )

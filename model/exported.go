@@ -74,7 +74,7 @@ func RunExported(set *weights.Set, tokens []int32, backend, name string, extra [
 			return nil, c, err
 		}
 	}
-	cos, sin, err := hostRotation(c, table, tokens, 1, L)
+	cos, sin, err := modelspec.RotationCosSin(c, table, tokens, 1, L)
 	if err != nil {
 		return nil, c, err
 	}

@@ -82,15 +82,16 @@ func Train(ctx context.Context, cfg Config, data Data, workDir, outDir string, p
 			os.Remove(f)
 		}
 	}
-	tr, err := newTrainer(cfg)
+	tr, err := newEngine(cfg)
 	if err != nil {
 		return err
 	}
 	defer tr.close()
+	specs := paramSpecs(cfg)
 
 	hist := history{}
 	start := 0
-	if ck, note := readCheckpoint(workDir, cfg, tr.specs); ck != nil {
+	if ck, note := readCheckpoint(workDir, cfg, specs); ck != nil {
 		tr.setState(ck.params, ck.m, ck.v)
 		start, hist = ck.header.Step, ck.header.History
 		progress(int64(start), int64(cfg.Steps), fmt.Sprintf("%s: resumed from step %d", cfg.Variant, start))
@@ -98,11 +99,11 @@ func Train(ctx context.Context, cfg Config, data Data, workDir, outDir string, p
 		if note != "" {
 			progress(0, int64(cfg.Steps), cfg.Variant+": "+note)
 		}
-		zeros := make([][]float32, len(tr.specs))
-		for i, s := range tr.specs {
+		zeros := make([][]float32, len(specs))
+		for i, s := range specs {
 			zeros[i] = make([]float32, size(s.Shape))
 		}
-		tr.setState(initParams(cfg, tr.specs), zeros, zeros)
+		tr.setState(initParams(cfg, specs), zeros, zeros)
 	}
 
 	var evalWin [][]int32
@@ -157,7 +158,7 @@ func Train(ctx context.Context, cfg Config, data Data, workDir, outDir string, p
 			note = fmt.Sprintf(", held-out %.4f", el)
 		}
 		if (cfg.CheckpointEvery > 0 && done%cfg.CheckpointEvery == 0) || done == cfg.Steps {
-			if err := tr.saveCheckpoint(workDir, done, hist); err != nil {
+			if err := saveCheckpoint(tr, cfg, specs, workDir, done, hist); err != nil {
 				return err
 			}
 		}
@@ -169,7 +170,7 @@ func Train(ctx context.Context, cfg Config, data Data, workDir, outDir string, p
 		progress(int64(done), int64(cfg.Steps), fmt.Sprintf("%s step %d/%d loss %.4f%s, %.0f tokens/s, ETA %s",
 			cfg.Variant, done, cfg.Steps, loss, note, tokensPerStep/dt, eta))
 	}
-	return tr.export(outDir, start, hist)
+	return export(tr, cfg, specs, outDir, start, hist)
 }
 
 func finite(x float32) bool { return !math.IsNaN(float64(x)) && !math.IsInf(float64(x), 0) }
@@ -183,41 +184,41 @@ func median(xs []float64) float64 {
 	return s[len(s)/2]
 }
 
-func (tr *trainer) saveCheckpoint(dir string, step int, hist history) error {
+func saveCheckpoint(tr engine, c Config, specs []paramSpec, dir string, step int, hist history) error {
 	params, m, v, err := tr.state()
 	if err != nil {
 		return err
 	}
-	h := checkpointHeader{Key: checkpointKey(tr.c), Step: step, History: hist}
-	for _, s := range tr.specs {
+	h := checkpointHeader{Key: checkpointKey(c), Step: step, History: hist}
+	for _, s := range specs {
 		h.Tensors = append(h.Tensors, checkpointEntr{Name: s.Name, Shape: s.Shape})
 	}
-	return writeCheckpoint(checkpointPath(dir, tr.c), &checkpoint{header: h, params: params, m: m, v: v})
+	return writeCheckpoint(checkpointPath(dir, c), &checkpoint{header: h, params: params, m: m, v: v})
 }
 
-func (tr *trainer) export(outDir string, start int, hist history) error {
-	c := tr.c
+func export(tr engine, c Config, specs []paramSpec, outDir string, start int, hist history) error {
+	v, _ := modelspec.LookupVariant(c.Variant)
 	params, _, _, err := tr.state()
 	if err != nil {
 		return err
 	}
-	set, err := exportSet(c, tr.specs, params)
+	set, err := exportSet(c, specs, params)
 	if err != nil {
 		return err
 	}
-	rep := TrainReport{Config: c, Arch: set.Arch, VariantDoc: tr.n.v.Doc, TrainLoss: hist.TrainLoss,
+	rep := TrainReport{Config: c, Arch: set.Arch, VariantDoc: v.Doc, TrainLoss: hist.TrainLoss,
 		GradNorm: hist.GradNorm, Eval: hist.Eval, FlopsPerStep: FlopsPerStep(c)}
 	if rep.Eval == nil {
 		rep.Eval = []EvalPoint{}
 	}
-	for _, s := range tr.specs {
+	for _, s := range specs {
 		rep.Params += size(s.Shape)
 	}
 	if n := len(hist.TrainLoss); n > 0 {
 		rep.FinalLoss = hist.TrainLoss[n-1]
 	}
-	if tr.n.v.Rotation == modelspec.RotationAccumulated {
-		rep.AngleSigmas = modelspec.AngleSigmas(tr.n.P, c.SigmaMax, c.SigmaMin)
+	if v.Rotation == modelspec.RotationAccumulated {
+		rep.AngleSigmas = modelspec.AngleSigmas(c.DModel/c.Heads/2, c.SigmaMax, c.SigmaMin)
 		rep.SpectralGaps = modelspec.SpectralGaps(rep.AngleSigmas)
 	}
 	sp := SpeedReport{ResumedFrom: start, CompileSeconds: median(hist.CompileTime), StepSeconds: median(hist.StepTime),

@@ -104,7 +104,7 @@ func (tr *trainer) batchInputs(tokens, targets []int32, B, T int) ([]any, error)
 	}
 	in := []any{tensors.FromFlatDataAndDimensions(tokens, B, T), tensors.FromFlatDataAndDimensions(targets, B, T)}
 	if tr.hostRot {
-		cos, sin, err := hostRotation(c, tr.table, tokens, B, T)
+		cos, sin, err := modelspec.RotationCosSin(c, tr.table, tokens, B, T)
 		if err != nil {
 			return nil, err
 		}

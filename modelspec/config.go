@@ -18,6 +18,15 @@ const (
 	ParamSigmaMin        = "sigma_min"
 	ParamCheckpointEvery = "checkpoint_every"
 	ParamEvalEvery       = "eval_every"
+	ParamTrainer         = "trainer"
+)
+
+// AdamW's constants, not tuned, so not in Config; both trainers (gomlx and
+// native) read them here.
+const (
+	AdamBeta1 = 0.9
+	AdamBeta2 = 0.95
+	AdamEps   = 1e-8
 )
 
 // Fixed architecture constants (recorded in Arch).
@@ -51,8 +60,26 @@ type Config struct {
 	EvalEvery       int     `json:"eval_every"`
 	EvalBatches     int     `json:"eval_batches"`
 	Backend         string  `json:"backend"` // "go" (default) or "xla..." (needs the XLA hook)
+	// Trainer is which code trains: TrainerNative (model/nativetrain, CPU
+	// only) or TrainerGomlx (the reference, and the XLA/GPU path). Empty
+	// means gomlx; the profiles resolve it (stages.Profile.Trainer).
+	Trainer string `json:"trainer,omitempty"`
 	// StepsNote says why a profile trains this long (it is in train.json).
 	StepsNote string `json:"steps_note,omitempty"`
+}
+
+// The trainers (Config.Trainer).
+const (
+	TrainerNative = "native"
+	TrainerGomlx  = "gomlx"
+)
+
+// TrainerName is the trainer a config runs (empty: gomlx).
+func (c Config) TrainerName() string {
+	if c.Trainer == "" {
+		return TrainerGomlx
+	}
+	return c.Trainer
 }
 
 // Validate checks a config before any work is done.
@@ -89,6 +116,10 @@ func (c Config) Validate() error {
 		return bad(ParamSigmaMin, c.SigmaMin, "0 < sigma_min <= sigma_max")
 	case c.CheckpointEvery < 0:
 		return bad(ParamCheckpointEvery, c.CheckpointEvery, ">= 0 (0: only at the end)")
+	case c.Trainer != "" && c.Trainer != TrainerNative && c.Trainer != TrainerGomlx:
+		return bad(ParamTrainer, c.Trainer, fmt.Sprintf("%q or %q", TrainerNative, TrainerGomlx))
+	case c.Trainer == TrainerNative && c.Backend != "" && c.Backend != "go":
+		return bad(ParamTrainer, c.Trainer, fmt.Sprintf("%q with backend %q (the native trainer runs on the CPU; use %q for XLA)", TrainerGomlx, c.Backend, TrainerGomlx))
 	case c.EvalEvery < 0 || c.EvalBatches < 0:
 		return bad(ParamEvalEvery, c.EvalEvery, ">= 0 with eval_batches >= 0")
 	}

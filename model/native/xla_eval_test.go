@@ -1,4 +1,4 @@
-package native
+package native_test
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"routebench/model/gomlxeval"
+	"routebench/model/native"
 	"routebench/modelspec/weights"
 	"routebench/modelspec/weights/weightstest"
 )
@@ -46,9 +47,9 @@ func TestXLABlockwiseEval(t *testing.T) {
 // for every variant at a small shape: gomlx's blockwise evaluator and the
 // native one are two implementations of ARCHITECTURE.md.
 func TestBlockwiseMatchesNative(t *testing.T) {
-	for _, v := range variants {
+	for _, v := range native.Variants {
 		t.Run(v, func(t *testing.T) {
-			compareEvaluators(t, weightstest.RandomSet(t, variantArch(v), 11), "go", []int{70}, 16, 2e-5)
+			compareEvaluators(t, weightstest.RandomSet(t, native.VariantArch(v), 11), "go", []int{70}, 16, 2e-5)
 		})
 	}
 }
@@ -60,7 +61,7 @@ func TestBlockwiseMatchesNative(t *testing.T) {
 func compareEvaluators(t *testing.T, set *weights.Set, backend string, lengths []int, chunk int, tol float64) {
 	t.Helper()
 	a := set.Arch
-	m, err := Load(set)
+	m, err := native.Load(set)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,7 +82,7 @@ func compareEvaluators(t *testing.T, set *weights.Set, backend string, lengths [
 			xlaSec[i] = time.Since(start).Seconds()
 		}
 		start := time.Now()
-		res, err := m.LogProbs(context.Background(), toks[:L], toks[1:], Options{})
+		res, err := m.LogProbs(context.Background(), toks[:L], toks[1:], native.Options{})
 		if err != nil {
 			t.Fatalf("L=%d: native: %v", L, err)
 		}
@@ -93,7 +94,7 @@ func compareEvaluators(t *testing.T, set *weights.Set, backend string, lengths [
 			nllN -= want
 		}
 		t.Logf("L=%d chunk %d: blockwise on %s: %.2f s (first call, with compilation), %.2f s (second; %.0f tokens/s); native %.2f s (%.0f tokens/s, %s); log-probs max rel diff %.2g; mean NLL blockwise %.6f, native %.6f",
-			L, chunk, backend, xlaSec[0], xlaSec[1], float64(L)/xlaSec[1], nativeSec, float64(L)/nativeSec, KernelName(), worst, nllX/float64(L), nllN/float64(L))
+			L, chunk, backend, xlaSec[0], xlaSec[1], float64(L)/xlaSec[1], nativeSec, float64(L)/nativeSec, native.KernelName(), worst, nllX/float64(L), nllN/float64(L))
 		if worst > tol {
 			t.Errorf("L=%d: blockwise (%s) and native log-probs differ by %.3g relative (tolerance %g)", L, backend, worst, tol)
 		}

@@ -1,41 +1,40 @@
-package model
+package modelspec
 
 import (
 	"fmt"
 	"math"
-
-	"routebench/modelspec"
 )
 
-// hostRotation returns cos and sin of psi for a batch of windows, flattened
+// RotationCosSin returns cos and sin of psi for a batch of windows, flattened
 // [B, T, H, d] with each pair's value on both of its dims, from the float64
 // angles of package modelspec (RoPE, or the accumulated prefix sums of table:
-// the fixed table, or the learned variable's current value). Variants
+// the fixed table, or the learned variable's current value); both
+// trainers (gomlx and native) use it. Variants
 // without rotation return nil slices.
-func hostRotation(c Config, table []float32, tokens []int32, B, T int) (cos, sin []float32, err error) {
-	v, err := modelspec.LookupVariant(c.Variant)
+func RotationCosSin(c Config, table []float32, tokens []int32, B, T int) (cos, sin []float32, err error) {
+	v, err := LookupVariant(c.Variant)
 	if err != nil {
 		return nil, nil, err
 	}
 	H, d := c.Heads, c.DModel/c.Heads
 	P := d / 2
 	if len(tokens) != B*T {
-		return nil, nil, fmt.Errorf("model: %d tokens for a %d x %d batch", len(tokens), B, T)
+		return nil, nil, fmt.Errorf("modelspec: %d tokens for a %d x %d batch", len(tokens), B, T)
 	}
-	if v.Rotation == modelspec.RotationNone {
+	if v.Rotation == RotationNone {
 		return nil, nil, nil
 	}
-	if v.Rotation == modelspec.RotationAccumulated {
+	if v.Rotation == RotationAccumulated {
 		if len(table) != c.Vocab*H*P {
-			return nil, nil, fmt.Errorf("model: angle table has %d values, want %d x %d x %d", len(table), c.Vocab, H, P)
+			return nil, nil, fmt.Errorf("modelspec: angle table has %d values, want %d x %d x %d", len(table), c.Vocab, H, P)
 		}
 		for i, x := range tokens {
 			if x < 0 || int(x) >= c.Vocab {
-				return nil, nil, fmt.Errorf("model: token %d at position %d is outside vocabulary [0, %d)", x, i, c.Vocab)
+				return nil, nil, fmt.Errorf("modelspec: token %d at position %d is outside vocabulary [0, %d)", x, i, c.Vocab)
 			}
 		}
 	}
-	theta := modelspec.RopeFrequencies(d, modelspec.RopeBase)
+	theta := RopeFrequencies(d, RopeBase)
 	psi := make([]float64, H*P) // one position's angles, [h*P+p]
 	cos = make([]float32, B*T*H*d)
 	sin = make([]float32, B*T*H*d)
@@ -43,15 +42,15 @@ func hostRotation(c Config, table []float32, tokens []int32, B, T int) (cos, sin
 		clear(psi)
 		for t := 0; t < T; t++ {
 			switch v.Rotation {
-			case modelspec.RotationRoPE: // the same for every head
+			case RotationRoPE: // the same for every head
 				for h := 0; h < H; h++ {
 					for p, th := range theta {
-						psi[h*P+p] = modelspec.RopeAngle(t, th)
+						psi[h*P+p] = RopeAngle(t, th)
 					}
 				}
-			case modelspec.RotationAccumulated:
+			case RotationAccumulated:
 				x := int(tokens[b*T+t])
-				modelspec.AccumulateAngles(psi, table[x*H*P:(x+1)*H*P])
+				AccumulateAngles(psi, table[x*H*P:(x+1)*H*P])
 			}
 			base := (b*T + t) * H * d
 			for k, a := range psi {

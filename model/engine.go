@@ -1,0 +1,103 @@
+package model
+
+import (
+	"fmt"
+
+	"routebench/model/nativetrain"
+	"routebench/modelspec"
+)
+
+// engine is what the training loop (Train) needs from a trainer: one
+// optimizer step, the held-out loss, and the state a checkpoint stores.
+// Two implement it: the gomlx trainer (trainer.go; the reference and the
+// XLA path) and the native one (model/nativetrain), chosen by
+// Config.Trainer. The loop, the initial weights, the batches and the
+// schedule are shared, so the two differ only in arithmetic.
+type engine interface {
+	runStep(s int, tokens, targets []int32) (loss, gnorm float32, err error)
+	evalLoss(windows [][]int32) (float64, error)
+	setState(params, m, v [][]float32)
+	state() (params, m, v [][]float32, err error)
+	close()
+}
+
+func newEngine(c Config) (engine, error) {
+	switch c.TrainerName() {
+	case modelspec.TrainerNative:
+		return newNativeEngine(c)
+	case modelspec.TrainerGomlx:
+		return newTrainer(c)
+	}
+	return nil, fmt.Errorf("model: training %s: unknown trainer %q (want %q or %q)", c.Variant, c.Trainer, modelspec.TrainerNative, modelspec.TrainerGomlx)
+}
+
+// nativeEngine adapts nativetrain.Trainer to the loop.
+type nativeEngine struct {
+	c  Config
+	tr *nativetrain.Trainer
+}
+
+// nativeParams is paramSpecs in nativetrain's terms.
+func nativeParams(c Config) []nativetrain.Param {
+	var ps []nativetrain.Param
+	for _, s := range paramSpecs(c) {
+		ps = append(ps, nativetrain.Param{Name: s.Name, Shape: s.Shape, Decay: s.Decay})
+	}
+	return ps
+}
+
+func newNativeEngine(c Config) (*nativeEngine, error) {
+	tr, err := nativetrain.New(c, nativeParams(c), fixedAngles(c), 0)
+	if err != nil {
+		return nil, err
+	}
+	return &nativeEngine{c: c, tr: tr}, nil
+}
+
+func (e *nativeEngine) runStep(s int, tokens, targets []int32) (float32, float32, error) {
+	lr, bc1, bc2 := stepScalars(e.c, s)
+	loss, gnorm, err := e.tr.Step(lr, bc1, bc2, tokens, targets)
+	if err != nil {
+		return 0, 0, fmt.Errorf("model: %s native training step %d: %w", e.c.Variant, s, err)
+	}
+	return loss, gnorm, nil
+}
+
+// evalLoss mirrors the gomlx trainer's: the mean over batches of Batch
+// windows of each batch's mean loss.
+func (e *nativeEngine) evalLoss(windows [][]int32) (float64, error) {
+	B, T := e.c.Batch, e.c.Context
+	var sum float64
+	nb := 0
+	for start := 0; start+B <= len(windows); start += B {
+		tok := make([]int32, 0, B*T)
+		tgt := make([]int32, 0, B*T)
+		for _, w := range windows[start : start+B] {
+			tok = append(tok, w[:T]...)
+			tgt = append(tgt, w[1:T+1]...)
+		}
+		l, err := e.tr.EvalLoss(tok, tgt)
+		if err != nil {
+			return 0, fmt.Errorf("model: %s held-out batch %d: %w", e.c.Variant, nb, err)
+		}
+		sum += float64(l)
+		nb++
+	}
+	if nb == 0 {
+		return 0, fmt.Errorf("model: %s: fewer than %d held-out windows", e.c.Variant, B)
+	}
+	return sum / float64(nb), nil
+}
+
+func (e *nativeEngine) setState(params, m, v [][]float32) {
+	if err := e.tr.SetState(params, m, v); err != nil {
+		panic(err) // the loop builds the state from paramSpecs: a mismatch is a bug
+	}
+}
+
+func (e *nativeEngine) state() (params, m, v [][]float32, err error) {
+	params, m, v = e.tr.State()
+	return params, m, v, nil
+}
+
+func (e *nativeEngine) close() {}

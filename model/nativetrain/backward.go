@@ -1,0 +1,139 @@
+package nativetrain
+
+import (
+	"routebench/model/native"
+)
+
+// backward returns the gradient of f.loss with respect to every parameter
+// (Param order).
+func (t *Trainer) backward(params [][]float32, f *tape) [][]float32 {
+	c := t.c
+	T, D, F, V, H := c.Context, c.DModel, c.DHidden, c.Vocab, c.Heads
+	N := f.N
+	grads := make([][]float32, len(t.params))
+	for i, p := range t.params {
+		grads[i] = make([]float32, size(p.Shape))
+	}
+	g := func(name string) []float32 { return grads[t.idx[name]] }
+
+	// Cross-entropy: d loss / d logits = (softmax - onehot) / N.
+	dlog := f.probs
+	invN := float32(1 / float64(N))
+	t.forRows(N, func(i0, i1 int) {
+		for i := i0; i < i1; i++ {
+			row := dlog[i*V : (i+1)*V]
+			row[f.targets[i]] -= 1
+			for j := range row {
+				row[j] *= invN
+			}
+		}
+	})
+	native.MatMul(g("unembed"), f.af, dlog, D, N, V, true, false, false, t.workers)
+	daf := make([]float32, N*D)
+	native.MatMul(daf, dlog, t.param(params, "unembed"), N, V, D, false, true, false, t.workers)
+	dx := t.rmsNormBackward(daf, f.nf, f.invf, t.param(params, "normf"), g("normf"), N)
+
+	var dpsi []float32
+	if t.v.Learned {
+		dpsi = make([]float32, N*H*(D/H/2))
+	}
+	for l := c.Layers - 1; l >= 0; l-- {
+		lt := &f.layers[l]
+		bg := func(name string) []float32 { return grads[t.idx[blockName(l, name)]] }
+		// MLP: x_out = xm + gelu(a2 w1 + b1) w2 + b2.
+		columnSums(bg("b2"), dx, N, D)
+		native.MatMul(bg("w2"), lt.gel, dx, F, N, D, true, false, false, t.workers)
+		du := make([]float32, N*F)
+		native.MatMul(du, dx, t.param(params, blockName(l, "w2")), N, D, F, false, true, false, t.workers)
+		t.forRows(N, func(i0, i1 int) {
+			for e := i0 * F; e < i1*F; e++ {
+				du[e] *= geluGrad(lt.u[e], lt.th[e])
+			}
+		})
+		columnSums(bg("b1"), du, N, F)
+		native.MatMul(bg("w1"), lt.a2, du, D, N, F, true, false, false, t.workers)
+		da2 := make([]float32, N*D)
+		native.MatMul(da2, du, t.param(params, blockName(l, "w1")), N, F, D, false, true, false, t.workers)
+		dxm := t.rmsNormBackward(da2, lt.n2, lt.inv2, t.param(params, blockName(l, "norm2")), bg("norm2"), N)
+		for i := range dxm {
+			dxm[i] += dx[i]
+		}
+		// Attention: xm = x + attn(norm1(x)).
+		da1 := t.attentionBackward(params, grads, l, lt, f, dxm, dpsi)
+		dxi := t.rmsNormBackward(da1, lt.n1, lt.inv1, t.param(params, blockName(l, "norm1")), bg("norm1"), N)
+		for i := range dxi {
+			dxi[i] += dxm[i]
+		}
+		dx = dxi
+	}
+	// Embedding rows, scattered in position order (deterministic).
+	de := g("embed")
+	for i, x := range f.tokens {
+		row := de[int(x)*D : (int(x)+1)*D]
+		for j, v := range dx[i*D : (i+1)*D] {
+			row[j] += v
+		}
+	}
+	if dpsi != nil {
+		t.angleGradient(g("angles"), dpsi, f.tokens, f.rows, T)
+	}
+	return grads
+}
+
+// rmsNormBackward takes da, the gradient of a = n * gain with n = x * inv,
+// adds the gain's gradient to dgain and returns the gradient of x:
+// dx = inv (dn - n mean(dn n)), dn = da * gain.
+func (t *Trainer) rmsNormBackward(da, n, inv, gain, dgain []float32, N int) []float32 {
+	D := len(gain)
+	for i := 0; i < N; i++ { // sequential: dgain is a sum over rows
+		ar, nr := da[i*D:(i+1)*D], n[i*D:(i+1)*D]
+		for j := range dgain {
+			dgain[j] += ar[j] * nr[j]
+		}
+	}
+	dx := make([]float32, N*D)
+	t.forRows(N, func(i0, i1 int) {
+		for i := i0; i < i1; i++ {
+			ar, nr, xr := da[i*D:(i+1)*D], n[i*D:(i+1)*D], dx[i*D:(i+1)*D]
+			var dot float32
+			for j := range ar {
+				xr[j] = ar[j] * gain[j]
+				dot += xr[j] * nr[j]
+			}
+			dot /= float32(D)
+			r := inv[i]
+			for j := range xr {
+				xr[j] = r * (xr[j] - nr[j]*dot)
+			}
+		}
+	})
+	return dx
+}
+
+// columnSums adds the column sums of x (N x n) to dst, rows in order.
+func columnSums(dst, x []float32, N, n int) {
+	for i := 0; i < N; i++ {
+		for j, v := range x[i*n : (i+1)*n] {
+			dst[j] += v
+		}
+	}
+}
+
+// angleGradient turns the gradient of the accumulated angles psi[b, t] =
+// sum_{s<=t} table[x_{b,s}] into the table's: each token's row gets the
+// suffix sum sum_{t>=s} dpsi[b, t] (float64, scattered in position order).
+func (t *Trainer) angleGradient(dtable, dpsi []float32, tokens []int32, rows, T int) {
+	HP := len(dpsi) / (rows * T)
+	suf := make([]float64, HP)
+	for b := 0; b < rows; b++ {
+		clear(suf)
+		for s := T - 1; s >= 0; s-- {
+			i := b*T + s
+			row := dtable[int(tokens[i])*HP : (int(tokens[i])+1)*HP]
+			for k := range suf {
+				suf[k] += float64(dpsi[i*HP+k])
+				row[k] += float32(suf[k])
+			}
+		}
+	}
+}

@@ -1,0 +1,23 @@
+// Package nativetrain trains the model of modelspec/weights/ARCHITECTURE.md
+// on the CPU without gomlx: forward and backward passes written out by hand
+// on model/native's packed AVX-512 sgemm, and the same AdamW (masked decay,
+// global-norm clipping; the schedule comes from the caller) as the gomlx
+// trainer in package model.
+//
+// It exists because gomlx v0.26.0's pure-Go backend trains at ~2% of this
+// CPU's sgemm peak. Package model keeps the training loop (batches,
+// checkpoints, resume, NaN stop, export) and the gomlx trainer, which stays
+// the reference and the GPU (XLA) path; it drives this package through
+// Trainer when a config says trainer "native". Initial weights, batches and
+// the learning-rate schedule come from package model, so both trainers start
+// from the same bits and see the same data.
+//
+// Checked against references: every backward piece against float64 finite
+// differences (grad_test.go), one step's gradients of every tensor and 200
+// steps of loss against the gomlx trainer (model/native_agree_test.go).
+//
+// Determinism: every reduction has one fixed order (matrix products through
+// native.MatMul, whose elements are each computed by one task; column sums
+// and scatters sequential), so the weights are bitwise the same for the same
+// inputs whatever the thread timing and the number of workers.
+package nativetrain
