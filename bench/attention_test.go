@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"routebench/model/native"
+	"routebench/model/nativeeval"
 )
 
 // Shapes of the cpu profile (d_model 128, 4 heads of 32).
@@ -76,7 +77,7 @@ func BenchmarkAttention(b *testing.B) {
 		for _, L := range benchLengths {
 			b.Run(fmt.Sprintf("variant=%s/L=%d", v.name, L), func(b *testing.B) {
 				r := rand.New(rand.NewPCG(uint64(L), 1))
-				spec := native.AttentionSpec{L: L, Heads: benchHeads, DHead: benchDHead, Rotation: v.rotation,
+				spec := nativeeval.AttentionSpec{L: L, Heads: benchHeads, DHead: benchDHead, Rotation: v.rotation,
 					RopeBase: 10000, ValueRot: v.valueRot, ALiBi: v.alibi}
 				if v.rotation == "accumulated" {
 					const V = 257
@@ -86,7 +87,7 @@ func BenchmarkAttention(b *testing.B) {
 						spec.Tokens[i] = int32(r.IntN(V))
 					}
 				}
-				a, err := native.NewAttention(spec)
+				a, err := nativeeval.NewAttention(spec)
 				if err != nil {
 					b.Fatal(err)
 				}

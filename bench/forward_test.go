@@ -15,6 +15,7 @@ import (
 
 	"routebench/model/gomlxeval"
 	"routebench/model/native"
+	"routebench/model/nativeeval"
 	"routebench/modelspec"
 	"routebench/modelspec/weights"
 	"routebench/modelspec/weights/weightstest"
@@ -94,13 +95,13 @@ const blockwiseChunk = 1024
 func evaluatorFor(evaluator string, set *weights.Set) (func(toks []int32) ([]float64, error), error) {
 	switch evaluator {
 	case "native":
-		m, err := native.Load(set)
+		m, err := nativeeval.Load(set)
 		if err != nil {
 			return nil, err
 		}
 		return func(toks []int32) ([]float64, error) {
 			L := len(toks) - 1
-			res, err := m.LogProbs(context.Background(), toks[:L], toks[1:], native.Options{})
+			res, err := m.LogProbs(context.Background(), toks[:L], toks[1:], nativeeval.Options{})
 			return res.LogProbs, err
 		}, nil
 	case "blockwise", "blockwise-sequential":

@@ -8,7 +8,7 @@
 // seed) give bit-identical weights.rbw and train.json, also across kills
 // and resumes (speed.json is the one volatile output). The
 // architecture is specified in modelspec/weights/ARCHITECTURE.md; the native
-// evaluator (model/native) implements the same page, and model/gomlxeval
+// evaluator (model/nativeeval) implements the same page, and model/gomlxeval
 // (Forward, LogProbsBlockwise) is the gomlx side of the cross-check, built
 // from this package's Network. Long-context evaluation is not done here.
 //

@@ -10,7 +10,7 @@ import (
 )
 
 // Example shows the pipeline's use of the package: train one variant,
-// read its weights back (model/gomlxeval and model/native evaluate them).
+// read its weights back (model/gomlxeval and model/nativeeval evaluate them).
 func Example() {
 	cfg, err := shapeConfig("smoke", "random-qkv", 257)
 	if err != nil {

@@ -1,6 +1,9 @@
 package modelspec
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
 // Names of the hyperparameters as they appear in train.json and in error
 // messages (the JSON keys of Config). One place, so reports and code agree.
@@ -82,6 +85,10 @@ func (c Config) TrainerName() string {
 	return c.Trainer
 }
 
+// IsXLABackend reports whether a gomlx backend name is XLA's (a GPU or
+// XLA-CPU plugin), where only the gomlx trainer runs.
+func IsXLABackend(backend string) bool { return strings.HasPrefix(backend, "xla") }
+
 // Validate checks a config before any work is done.
 func (c Config) Validate() error {
 	v, err := LookupVariant(c.Variant)
@@ -118,7 +125,7 @@ func (c Config) Validate() error {
 		return bad(ParamCheckpointEvery, c.CheckpointEvery, ">= 0 (0: only at the end)")
 	case c.Trainer != "" && c.Trainer != TrainerNative && c.Trainer != TrainerGomlx:
 		return bad(ParamTrainer, c.Trainer, fmt.Sprintf("%q or %q", TrainerNative, TrainerGomlx))
-	case c.Trainer == TrainerNative && c.Backend != "" && c.Backend != "go":
+	case c.Trainer == TrainerNative && IsXLABackend(c.Backend):
 		return bad(ParamTrainer, c.Trainer, fmt.Sprintf("%q with backend %q (the native trainer runs on the CPU; use %q for XLA)", TrainerGomlx, c.Backend, TrainerGomlx))
 	case c.EvalEvery < 0 || c.EvalBatches < 0:
 		return bad(ParamEvalEvery, c.EvalEvery, ">= 0 with eval_batches >= 0")

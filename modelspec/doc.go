@@ -1,5 +1,5 @@
 // Package modelspec is the one home of the model facts that the gomlx model
-// (package model), the native evaluator (model/native) and the pipeline
+// (package model), the native evaluator (model/nativeeval), the native trainer (model/nativetrain) and the pipeline
 // stages share: the variant registry (each variant's rotation family, value
 // transport, distance bias and learned parts), the host-side position math
 // (RoPE angles, accumulated prefix sums with their single reduction rule,

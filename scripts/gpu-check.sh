@@ -21,7 +21,7 @@
 #   eval-xla    the paper model's shape (random weights) at 4,096 and 65,536
 #               tokens: gomlx's blockwise evaluator on XLA against the native
 #               CPU evaluator (all cores), times and agreement
-#               (model/native/xla_eval_test.go)
+#               (model/nativeeval/xla_eval_test.go)
 #   eval        one window at 512 and at 65,536 tokens of both trained models,
 #               through the pipeline's evaluate stage (native evaluator)
 #   agree-tf32  the agreement test again under XLA's defaults

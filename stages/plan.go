@@ -53,6 +53,9 @@ func Build(p Profile) (*pipeline.Plan, error) {
 		cfg := p.Train
 		cfg.Variant, cfg.Profile, cfg.Vocab, cfg.Backend = v, p.Name, vocab, backendOf(p)
 		cfg.Warmup = min(cfg.Warmup, cfg.Steps)
+		if cfg.Trainer == "" {
+			cfg.Trainer = trainerFor(cfg.Backend)
+		}
 		if err := cfg.Validate(); err != nil {
 			return nil, fmt.Errorf("profile %s: %w", p.Name, err)
 		}
@@ -86,6 +89,17 @@ func backendOf(p Profile) string {
 		return b
 	}
 	return "go"
+}
+
+// trainerFor is the default trainer of a backend: the native one on the
+// CPU (about an order of magnitude faster than gomlx's Go backend), gomlx
+// on XLA (the native trainer is CPU-only). The resolved name is part of the
+// train stage's config and key.
+func trainerFor(backend string) string {
+	if modelspec.IsXLABackend(backend) {
+		return modelspec.TrainerGomlx
+	}
+	return modelspec.TrainerNative
 }
 
 // commit labels RESULTS.md with the checkout's revision; it is part of the

@@ -30,6 +30,8 @@ type Profile struct {
 	// Train is every training knob (modelspec.Config). Variant, profile and
 	// vocabulary are filled in by Build (vocabulary from the tokenizer), and
 	// the backend from Backend; a warmup longer than the steps is clamped.
+	// train.trainer (native | gomlx) empty means native on the Go backend,
+	// gomlx on XLA.
 	Train modelspec.Config `json:"train"`
 	// Backend is gomlx's backend for training: "go" (CPU, default) or
 	// "xla:/abs/path/to/pjrt_plugin.so" (GPU binary only). Empty: $GOMLX_BACKEND, else "go".

@@ -25,6 +25,15 @@ func KernelName() string {
 	return "portable Go"
 }
 
+// SetVectorKernels switches the assembly kernels on or off (on only where
+// the CPU runs them) and returns the previous setting: for tests and
+// benchmarks that compare the two kernel sets, never for production paths.
+func SetVectorKernels(on bool) (was bool) {
+	was = haveAsm
+	haveAsm = on && asmAvailable()
+	return was
+}
+
 // VectorKernels reports whether any vector kernel set is active (else the
 // portable Go kernels, several times slower, run).
 func VectorKernels() bool { return haveAsm }

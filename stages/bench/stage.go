@@ -16,6 +16,7 @@ import (
 	"testing"
 
 	"routebench/model/native"
+	"routebench/model/nativeeval"
 	"routebench/pipeline"
 )
 
@@ -118,10 +119,10 @@ func run(rc *pipeline.RunContext, cfg Config) error {
 }
 
 // problem builds a seeded random attention problem of one flavour.
-func problem(f flavour, cfg Config, L int) (*native.Attention, []float32, []float32, error) {
+func problem(f flavour, cfg Config, L int) (*nativeeval.Attention, []float32, []float32, error) {
 	r := rand.New(rand.NewPCG(uint64(L), 17))
 	D := cfg.Heads * cfg.DHead
-	spec := native.AttentionSpec{L: L, Heads: cfg.Heads, DHead: cfg.DHead, Rotation: f.rotation, RopeBase: 10000,
+	spec := nativeeval.AttentionSpec{L: L, Heads: cfg.Heads, DHead: cfg.DHead, Rotation: f.rotation, RopeBase: 10000,
 		ValueRot: f.valueRot, ALiBi: f.alibi}
 	if f.rotation == "accumulated" {
 		const V = 257
@@ -134,7 +135,7 @@ func problem(f flavour, cfg Config, L int) (*native.Attention, []float32, []floa
 			spec.Tokens[i] = int32(r.IntN(V))
 		}
 	}
-	att, err := native.NewAttention(spec)
+	att, err := nativeeval.NewAttention(spec)
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("bench: %s L=%d: %w", f.name, L, err)
 	}

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"math"
 
-	"routebench/model/native"
+	"routebench/model/nativeeval"
 	"routebench/modelspec/weights"
 	"routebench/pipeline"
 	"routebench/stages/tokenize"
@@ -43,7 +43,7 @@ type FarMass struct {
 }
 
 func evaluate(rc *pipeline.RunContext, cfg Config, set *weights.Set, ds *tokenize.Dataset) (*Result, int64, error) {
-	m, err := native.Load(set)
+	m, err := nativeeval.Load(set)
 	if err != nil {
 		return nil, 0, fmt.Errorf("evaluate/%s: %w", cfg.Variant, err)
 	}
@@ -61,9 +61,9 @@ func evaluate(rc *pipeline.RunContext, cfg Config, set *weights.Set, ds *tokeniz
 		}
 		lr := LengthResult{L: L, Multiplier: mult}
 		var perPos [][]float32
-		var diags [][]native.HeadStats
+		var diags [][]nativeeval.HeadStats
 		for w, win := range windows {
-			opts := native.Options{}
+			opts := nativeeval.Options{}
 			if w < cfg.FarWindows {
 				opts.FarDistances = cfg.FarDistances
 			}
@@ -105,7 +105,7 @@ func evaluate(rc *pipeline.RunContext, cfg Config, set *weights.Set, ds *tokeniz
 
 // summarizeDiagnostics averages the per-head statistics over windows,
 // layers and heads.
-func summarizeDiagnostics(diags [][]native.HeadStats, dists []int) ([]FarMass, float64) {
+func summarizeDiagnostics(diags [][]nativeeval.HeadStats, dists []int) ([]FarMass, float64) {
 	if len(diags) == 0 {
 		return nil, 0
 	}

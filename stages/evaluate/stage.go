@@ -1,6 +1,6 @@
 // Package evaluate is the pipeline stage that measures long-context
 // perplexity of one trained variant with the native evaluator
-// (model/native), from the training length T up to 128 T, and the
+// (model/nativeeval), from the training length T up to 128 T, and the
 // far-mass diagnostic that explains where a model fails.
 //
 // Protocol (recorded in every result): for each length L = T x m, the same

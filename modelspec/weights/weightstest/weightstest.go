@@ -1,5 +1,5 @@
 // Package weightstest serves the tests and benchmarks of the forward passes
-// (model, model/native, bench): random weight sets of any architecture at
+// (model, model/nativeeval, bench): random weight sets of any architecture at
 // the scales of a trained small model, the paper profile's shape, and a
 // float64 log-softmax to check log-probabilities against. Nothing in the
 // pipeline imports it.

@@ -1,9 +1,10 @@
-package native
+package nativeeval
 
 import (
 	"context"
 	"fmt"
 	"math"
+	"routebench/model/native"
 
 	"routebench/modelspec"
 )
@@ -86,12 +87,12 @@ func (m *Model) LogProbs(ctx context.Context, tokens, targets []int32, opts Opti
 		if err := ctx.Err(); err != nil {
 			return Result{}, fmt.Errorf("native: forward cancelled at layer %d: %w", n, err)
 		}
-		parallelFor(nrb, workers, func(rb int) {
+		native.ParallelFor(nrb, workers, func(rb int) {
 			sc := pool.get()
 			defer pool.put(sc)
 			r0, nr := rb*rowBlock, min(rowBlock, L-rb*rowBlock)
 			rmsNormRows(sc.a, h[r0*D:], ly.norm1, nr, D, eps)
-			gemm(sc.qkv, 3*D, sc.a, D, ly.wqkv, nr, false)
+			native.Gemm(sc.qkv, 3*D, sc.a, D, ly.wqkv, nr, false)
 			bufs.scatterRows(s, r0, nr, sc.qkv, sc.qkv[D:], sc.qkv[2*D:], 3*D)
 		})
 		var diag *layerDiag
@@ -102,22 +103,22 @@ func (m *Model) LogProbs(ctx context.Context, tokens, targets []int32, opts Opti
 		if diag != nil {
 			res.Heads = append(res.Heads, diag.summarize(n)...)
 		}
-		parallelFor(nrb, workers, func(rb int) {
+		native.ParallelFor(nrb, workers, func(rb int) {
 			sc := pool.get()
 			defer pool.put(sc)
 			r0, nr := rb*rowBlock, min(rowBlock, L-rb*rowBlock)
 			hr := h[r0*D:]
-			gemm(hr, D, att[r0*D:], D, ly.wo, nr, true) // h += attn wo
+			native.Gemm(hr, D, att[r0*D:], D, ly.wo, nr, true) // h += attn wo
 			rmsNormRows(sc.a, hr, ly.norm2, nr, D, eps)
-			gemm(sc.hid, F, sc.a, D, ly.w1, nr, false)
+			native.Gemm(sc.hid, F, sc.a, D, ly.w1, nr, false)
 			for r := 0; r < nr; r++ {
 				row := sc.hid[r*F : (r+1)*F]
 				for c, b := range ly.b1 {
 					row[c] += b
 				}
-				geluTanh(row)
+				native.GELU(row)
 			}
-			gemm(hr, D, sc.hid, F, ly.w2, nr, true) // h += gelu(...) w2
+			native.Gemm(hr, D, sc.hid, F, ly.w2, nr, true) // h += gelu(...) w2
 			for r := 0; r < nr; r++ {
 				row := hr[r*D : (r+1)*D]
 				for c, b := range ly.b2 {
@@ -140,12 +141,12 @@ func (m *Model) LogProbs(ctx context.Context, tokens, targets []int32, opts Opti
 		}
 	}
 	// Output layer rowBlock rows at a time: never an L x V array.
-	parallelFor(nrb, workers, func(rb int) {
+	native.ParallelFor(nrb, workers, func(rb int) {
 		sc := pool.get()
 		defer pool.put(sc)
 		r0, nr := rb*rowBlock, min(rowBlock, L-rb*rowBlock)
 		rmsNormRows(sc.a, h[r0*D:], m.normf, nr, D, eps)
-		gemm(sc.logits, vp, sc.a, D, m.unemb, nr, false)
+		native.Gemm(sc.logits, vp, sc.a, D, m.unemb, nr, false)
 		for r := 0; r < nr; r++ {
 			row := sc.logits[r*vp : (r+1)*vp]
 			if res.Logits != nil {
@@ -154,9 +155,9 @@ func (m *Model) LogProbs(ctx context.Context, tokens, targets []int32, opts Opti
 			if targets == nil {
 				continue
 			}
-			mx := maxOf(row)
+			mx := native.MaxOf(row)
 			t := row[targets[r0+r]]
-			sum := expShift(row, mx) // destroys the row; the padding stays 0 -> reset below
+			sum := native.ExpShift(row, mx) // destroys the row; the padding stays 0 -> reset below
 			res.LogProbs[r0+r] = float64(t-mx) - math.Log(float64(sum))
 			for c := V; c < vp; c++ {
 				row[c] = float32(math.Inf(-1))

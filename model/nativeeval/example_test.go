@@ -1,10 +1,10 @@
-package native_test
+package nativeeval_test
 
 import (
 	"context"
 	"fmt"
 
-	"routebench/model/native"
+	"routebench/model/nativeeval"
 	"routebench/modelspec"
 	"routebench/modelspec/weights"
 )
@@ -41,13 +41,13 @@ func tinySet() *weights.Set {
 }
 
 func ExampleModel_LogProbs() {
-	m, err := native.Load(tinySet())
+	m, err := nativeeval.Load(tinySet())
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
 	tokens := []int32{1, 2, 3, 4, 5}
-	res, err := m.LogProbs(context.Background(), tokens[:4], tokens[1:], native.Options{FarDistances: []int{2}})
+	res, err := m.LogProbs(context.Background(), tokens[:4], tokens[1:], nativeeval.Options{FarDistances: []int{2}})
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -1,4 +1,4 @@
-package native_test
+package nativeeval
 
 import (
 	"context"
@@ -47,9 +47,9 @@ func TestXLABlockwiseEval(t *testing.T) {
 // for every variant at a small shape: gomlx's blockwise evaluator and the
 // native one are two implementations of ARCHITECTURE.md.
 func TestBlockwiseMatchesNative(t *testing.T) {
-	for _, v := range native.Variants {
+	for _, v := range variants {
 		t.Run(v, func(t *testing.T) {
-			compareEvaluators(t, weightstest.RandomSet(t, native.VariantArch(v), 11), "go", []int{70}, 16, 2e-5)
+			compareEvaluators(t, weightstest.RandomSet(t, variantArch(v), 11), "go", []int{70}, 16, 2e-5)
 		})
 	}
 }
@@ -61,7 +61,7 @@ func TestBlockwiseMatchesNative(t *testing.T) {
 func compareEvaluators(t *testing.T, set *weights.Set, backend string, lengths []int, chunk int, tol float64) {
 	t.Helper()
 	a := set.Arch
-	m, err := native.Load(set)
+	m, err := Load(set)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,7 +82,7 @@ func compareEvaluators(t *testing.T, set *weights.Set, backend string, lengths [
 			xlaSec[i] = time.Since(start).Seconds()
 		}
 		start := time.Now()
-		res, err := m.LogProbs(context.Background(), toks[:L], toks[1:], native.Options{})
+		res, err := m.LogProbs(context.Background(), toks[:L], toks[1:], Options{})
 		if err != nil {
 			t.Fatalf("L=%d: native: %v", L, err)
 		}

@@ -1,9 +1,10 @@
-package native
+package nativeeval
 
 import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"routebench/model/native"
 	"testing"
 )
 
@@ -272,5 +273,24 @@ func TestAttentionAPI(t *testing.T) {
 		if _, err := NewAttention(bad); err == nil {
 			t.Errorf("NewAttention(%+v) accepted a bad spec", bad)
 		}
+	}
+}
+
+func randSlice(r *rand.Rand, n int, scale float64) []float32 {
+	x := make([]float32, n)
+	for i := range x {
+		x[i] = float32(r.NormFloat64() * scale)
+	}
+	return x
+}
+
+// forEachKernelSet runs f with the portable kernels and, where available,
+// the assembly kernels.
+func forEachKernelSet(t *testing.T, f func(t *testing.T)) {
+	saved := native.SetVectorKernels(false)
+	defer native.SetVectorKernels(saved)
+	t.Run("portable", f)
+	if native.SetVectorKernels(true); native.VectorKernels() {
+		t.Run("asm", f)
 	}
 }

@@ -1,7 +1,8 @@
-package native
+package nativeeval
 
 import (
 	"math"
+	"routebench/model/native"
 )
 
 // Streaming causal attention (FlashAttention-style), v3.
@@ -133,11 +134,11 @@ func newAttnScratch(d int) *attnScratch {
 func (b *headBufs) scores(s *attnShape, w *attnScratch, h, i0, nq, kb int) {
 	d := s.d
 	j0 := kb * blockK
-	qkBlock(w.sc, b.q[(h*s.L+i0)*d:], b.kt[(h*s.nkb()+kb)*d*blockK:], nq, d, blockK)
+	native.QKBlock(w.sc, b.q[(h*s.L+i0)*d:], b.kt[(h*s.nkb()+kb)*d*blockK:], nq, d, blockK)
 	if s.slopes != nil {
 		slope := s.slopes[h]
 		for r := 0; r < nq; r++ {
-			addRamp(w.sc[r*blockK:(r+1)*blockK], float32(j0-(i0+r)), slope)
+			native.AddRamp(w.sc[r*blockK:(r+1)*blockK], float32(j0-(i0+r)), slope)
 		}
 	}
 	if j0+blockK-1 > i0 { // the block reaches past some query: causal mask
@@ -170,9 +171,9 @@ func (b *headBufs) attendBlock(s *attnShape, w *attnScratch, h, qb int, out []fl
 		nk := min(blockK, i0+nq-kb*blockK)
 		vb := b.v[(h*s.lpad()+kb*blockK)*d:]
 		if kb == 0 {
-			pvBlock(w.o, w.sc, vb, nq, d, blockK, nk)
+			native.PVBlock(w.o, w.sc, vb, nq, d, blockK, nk)
 		} else {
-			pvBlockScaled(w.o, w.sc, vb, nq, d, blockK, nk, w.f)
+			native.PVBlockScaled(w.o, w.sc, vb, nq, d, blockK, nk, w.f)
 		}
 	}
 	for r := 0; r < nq; r++ {
@@ -201,23 +202,7 @@ func (b *headBufs) attendBlock(s *attnShape, w *attnScratch, h, qb int, out []fl
 // onlineSoftmax turns the score block into exp(s - m_new) and updates the
 // running max m, sum l and rescale factors f of each row.
 func onlineSoftmax(w *attnScratch, nq int) {
-	if haveAsm && blockK == 64 {
-		softmaxRowsAsm(w.sc, nq, w.m, w.l, w.f, w.rs)
-		return
-	}
-	for r := 0; r < nq; r++ {
-		row := w.sc[r*blockK : (r+1)*blockK]
-		mNew := max(w.m[r], maxOf(row))
-		w.f[r] = w.m[r] - mNew // -Inf on the first block: factor 0
-		w.rs[r] = expShift(row, mNew)
-		w.m[r] = mNew
-	}
-	// One vector exp for all rescale factors: a scalar exp per row
-	// cost ~15% of a block.
-	expShift(w.f, 0)
-	for r := 0; r < nq; r++ {
-		w.l[r] = w.l[r]*w.f[r] + w.rs[r]
-	}
+	native.OnlineSoftmax64(w.sc, nq, w.m, w.l, w.f, w.rs)
 }
 
 // attend runs the attention of one layer on all work items.
@@ -225,7 +210,7 @@ func (b *headBufs) attend(s *attnShape, out []float32, workers int, diag *layerD
 	nqb := (s.L + blockQ - 1) / blockQ
 	n := s.H * nqb
 	scratch := make(chan *attnScratch, max(workers, 1)+1)
-	parallelFor(n, workers, func(t int) {
+	native.ParallelFor(n, workers, func(t int) {
 		// Largest first: item t is query block nqb-1-t/H of head t%H.
 		h, qb := t%s.H, nqb-1-t/s.H
 		var w *attnScratch

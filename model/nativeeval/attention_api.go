@@ -1,7 +1,8 @@
-package native
+package nativeeval
 
 import (
 	"fmt"
+	"routebench/model/native"
 
 	"routebench/modelspec"
 )
@@ -70,7 +71,7 @@ func (a *Attention) FLOPs() float64 {
 func (a *Attention) Run(out, qkv []float32, workers int) {
 	s := a.s
 	D := s.H * s.d
-	parallelFor(s.nkb(), workers, func(kb int) { // one key block per task: no shared cache lines in kt
+	native.ParallelFor(s.nkb(), workers, func(kb int) { // one key block per task: no shared cache lines in kt
 		row0 := kb * blockK
 		x := qkv[row0*3*D:]
 		a.bufs.scatterRows(s, row0, min(blockK, s.L-row0), x, x[D:], x[2*D:], 3*D)

@@ -1,7 +1,8 @@
-package native
+package nativeeval
 
 import (
 	"math"
+	"routebench/model/native"
 	"slices"
 )
 
@@ -54,7 +55,7 @@ func (b *headBufs) diagnose(s *attnShape, w *attnScratch, h, i0, nq int) {
 			row := w.sc[r*blockK : (r+1)*blockK]
 			copy(w.pre, row)
 			inv := 1 / float64(w.l[r])
-			blockMass := float64(expShift(row, w.m[r])) * inv
+			blockMass := float64(native.ExpShift(row, w.m[r])) * inv
 			ent[r] += entropyTerms(row[:nj], w.pre[:nj], w.m[r]) * inv
 			for k, D := range st.dists {
 				// far sources: j0+j < i-D, a prefix of the block; only

@@ -1,6 +1,6 @@
 //go:build noxla
 
-package native_test
+package nativeeval
 
 import (
 	"context"
@@ -10,24 +10,23 @@ import (
 	"testing"
 
 	"routebench/model/gomlxeval"
-	"routebench/model/native"
 	"routebench/modelspec/weights/weightstest"
 )
 
 // TestMatchesGomlxForward cross-checks the native logits against the gomlx
 // model's forward (gomlxeval.Forward, simplego backend) on random weights for
 // every variant: the two implementations of ARCHITECTURE.md must agree to
-// float32 accuracy (native.TolLogit, scaled by the row's largest logit). Build
+// float32 accuracy (tolLogit, scaled by the row's largest logit). Build
 // with -tags noxla (gomlx's XLA binding is not available here).
 func TestMatchesGomlxForward(t *testing.T) {
 	lengths := []int{1, 65, 131}
 	if testing.Short() {
 		lengths = []int{65}
 	}
-	for _, v := range native.Variants {
+	for _, v := range variants {
 		for _, L := range lengths {
 			t.Run(fmt.Sprintf("%s/L=%d", v, L), func(t *testing.T) {
-				a := native.VariantArch(v)
+				a := variantArch(v)
 				set := weightstest.RandomSet(t, a, uint64(L)+100)
 				r := rand.New(rand.NewPCG(uint64(L), 6))
 				toks := make([]int32, L)
@@ -38,11 +37,11 @@ func TestMatchesGomlxForward(t *testing.T) {
 				if err != nil {
 					t.Fatalf("gomlx forward: %v", err)
 				}
-				m, err := native.Load(set)
+				m, err := Load(set)
 				if err != nil {
 					t.Fatal(err)
 				}
-				res, err := m.LogProbs(context.Background(), toks, nil, native.Options{ReturnLogits: true})
+				res, err := m.LogProbs(context.Background(), toks, nil, Options{ReturnLogits: true})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -51,7 +50,7 @@ func TestMatchesGomlxForward(t *testing.T) {
 					for _, x := range want[i] {
 						mx = math.Max(mx, math.Abs(float64(x)))
 					}
-					tol := native.TolLogit * (1 + mx)
+					tol := tolLogit * (1 + mx)
 					for c, x := range want[i] {
 						if g := res.Logits[i][c]; math.Abs(float64(g)-float64(x)) > tol {
 							t.Fatalf("row %d logit %d: native %.7g, gomlx %.7g (tol %.2g)", i, c, g, x, tol)

@@ -1,7 +1,8 @@
-package native
+package nativeeval
 
 import (
 	"fmt"
+	"routebench/model/native"
 
 	"routebench/modelspec"
 	"routebench/modelspec/weights"
@@ -15,18 +16,18 @@ type Model struct {
 	embed  []float32 // [V][D]
 	layers []layer
 	normf  []float32
-	unemb  *packedB  // D x V
-	angles []float32 // [V][H][P], accumulated variants only
-	slopes []float32 // ALiBi slopes per head, nil without ALiBi
+	unemb  *native.PackedB // D x V
+	angles []float32       // [V][H][P], accumulated variants only
+	slopes []float32       // ALiBi slopes per head, nil without ALiBi
 }
 
 type layer struct {
 	norm1, norm2 []float32
-	wqkv         *packedB // D x 3D: wq | wk | wv side by side
-	wo           *packedB // D x D
-	w1           *packedB // D x F
+	wqkv         *native.PackedB // D x 3D: wq | wk | wv side by side
+	wo           *native.PackedB // D x D
+	w1           *native.PackedB // D x F
 	b1           []float32
-	w2           *packedB // F x D
+	w2           *native.PackedB // F x D
 	b2           []float32
 }
 
@@ -61,7 +62,7 @@ func Load(set *weights.Set) (*Model, error) {
 	if err != nil {
 		return nil, err
 	}
-	m.unemb = packB(un, D, V)
+	m.unemb = native.PackB(un, D, V)
 	if a.Rotation == modelspec.RotationAccumulated {
 		if m.angles, err = get("angles", V, H, a.DHead()/2); err != nil {
 			return nil, err
@@ -93,7 +94,7 @@ func Load(set *weights.Set) (*Model, error) {
 			copy(qkv[r*3*D+D:], wk[r*D:(r+1)*D])
 			copy(qkv[r*3*D+2*D:], wv[r*D:(r+1)*D])
 		}
-		l.wqkv, l.wo, l.w1, l.w2 = packB(qkv, D, 3*D), packB(wo, D, D), packB(w1, D, F), packB(w2, F, D)
+		l.wqkv, l.wo, l.w1, l.w2 = native.PackB(qkv, D, 3*D), native.PackB(wo, D, D), native.PackB(w1, D, F), native.PackB(w2, F, D)
 		m.layers = append(m.layers, l)
 	}
 	return m, nil

@@ -1,7 +1,8 @@
-package native
+package nativeeval
 
 import (
 	"math"
+	"routebench/model/native"
 
 	"routebench/modelspec"
 )
@@ -22,7 +23,7 @@ func ropeCosSin(L, H, d int, base float64, workers int) []float32 {
 	theta := modelspec.RopeFrequencies(d, base)
 	cs := make([]float32, L*H*d)
 	const rows = 256
-	parallelFor((L+rows-1)/rows, workers, func(b int) {
+	native.ParallelFor((L+rows-1)/rows, workers, func(b int) {
 		for i := b * rows; i < min(L, (b+1)*rows); i++ {
 			for p, th := range theta {
 				putCosSin(cs[(i*H)*d+2*p:], modelspec.RopeAngle(i, th))
@@ -41,7 +42,7 @@ func ropeCosSin(L, H, d int, base float64, workers int) []float32 {
 func accumulatedCosSin(tokens []int32, angles []float32, H, d int, workers int) []float32 {
 	P := d / 2
 	cs := make([]float32, len(tokens)*H*d)
-	parallelFor(H, workers, func(h int) {
+	native.ParallelFor(H, workers, func(h int) {
 		acc := make([]float64, P)
 		for i, x := range tokens {
 			modelspec.AccumulateAngles(acc, angles[(int(x)*H+h)*P:(int(x)*H+h+1)*P])
