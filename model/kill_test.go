@@ -14,11 +14,15 @@ import (
 	"time"
 )
 
-const killChildEnv = "ROUTEBENCH_MODEL_KILL_CHILD"
+const (
+	killChildEnv   = "ROUTEBENCH_MODEL_KILL_CHILD"
+	killTrainerEnv = "ROUTEBENCH_MODEL_KILL_TRAINER"
+)
 
-func killDrillConfig(t testing.TB) Config {
+func killDrillConfig(t testing.TB, trainer string) Config {
 	c := tinyConfig(t, "random-qkv", 16)
 	c.CheckpointEvery = 1 // a write at every step: kills land inside writes too
+	c.Trainer = trainer
 	return c
 }
 
@@ -28,7 +32,7 @@ func killDrillConfig(t testing.TB) Config {
 func TestKillDrill(t *testing.T) {
 	if dir := os.Getenv(killChildEnv); dir != "" {
 		// Child: train, announcing every step on stdout.
-		err := Train(context.Background(), killDrillConfig(t), newSynthData(23), filepath.Join(dir, "work"), filepath.Join(dir, "out"),
+		err := Train(context.Background(), killDrillConfig(t, os.Getenv(killTrainerEnv)), newSynthData(23), filepath.Join(dir, "work"), filepath.Join(dir, "out"),
 			func(done, total int64, note string) { fmt.Printf("STEP %d\n", done) })
 		if err != nil {
 			t.Fatal(err)
@@ -38,7 +42,11 @@ func TestKillDrill(t *testing.T) {
 	if testing.Short() {
 		t.Skip("full mode only")
 	}
-	c := killDrillConfig(t)
+	forEachTrainer(t, testKillDrill)
+}
+
+func testKillDrill(t *testing.T, trainer string) {
+	c := killDrillConfig(t, trainer)
 	dir := t.TempDir()
 	ref := filepath.Join(dir, "ref")
 	if err := trainOnce(t, c, newSynthData(23), filepath.Join(dir, "refwork"), ref); err != nil {
@@ -48,7 +56,7 @@ func TestKillDrill(t *testing.T) {
 	kills := 0
 	for round := 0; round < 6; round++ {
 		cmd := exec.Command(os.Args[0], "-test.run=^TestKillDrill$")
-		cmd.Env = append(os.Environ(), killChildEnv+"="+dir)
+		cmd.Env = append(os.Environ(), killChildEnv+"="+dir, killTrainerEnv+"="+trainer)
 		out, err := cmd.StdoutPipe()
 		if err != nil {
 			t.Fatal(err)

@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"runtime"
 	"testing"
 
 	"routebench/modelspec"
@@ -26,6 +27,13 @@ func tinyConfig(t testing.TB, variant string, steps int) Config {
 	return c
 }
 
+// forEachTrainer runs f once per trainer (native and gomlx) as subtests.
+func forEachTrainer(t *testing.T, f func(t *testing.T, trainer string)) {
+	for _, tr := range []string{modelspec.TrainerNative, modelspec.TrainerGomlx} {
+		t.Run(tr, func(t *testing.T) { f(t, tr) })
+	}
+}
+
 func trainOnce(t *testing.T, c Config, data Data, work, out string) error {
 	t.Helper()
 	return Train(context.Background(), c, data, work, out, nil)
@@ -37,37 +45,45 @@ func TestTrainSmoke(t *testing.T) {
 		variants = []string{"rope", "random-qkv", "learned-qk"}
 	}
 	data := newSynthData(23)
-	for _, v := range variants {
-		t.Run(v, func(t *testing.T) {
-			c := tinyConfig(t, v, 12)
-			dir := t.TempDir()
-			out := filepath.Join(dir, "out")
-			if err := trainOnce(t, c, data, filepath.Join(dir, "work"), out); err != nil {
-				t.Fatal(err)
-			}
-			set, err := weights.ReadFile(filepath.Join(out, WeightsFile))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if set.Arch != c.Arch() {
-				t.Errorf("arch %+v, want %+v", set.Arch, c.Arch())
-			}
-			_, err = set.Get("angles", c.Vocab, c.Heads, c.DModel/c.Heads/2)
-			if wantAngles := set.Arch.Rotation == modelspec.RotationAccumulated; (err == nil) != wantAngles {
-				t.Errorf("angles present = %v, want %v", err == nil, wantAngles)
-			}
-			for _, f := range []string{ReportFile, SpeedFile} {
-				if _, err := os.Stat(filepath.Join(out, f)); err != nil {
+	forEachTrainer(t, func(t *testing.T, trainer string) {
+		for _, v := range variants {
+			t.Run(v, func(t *testing.T) {
+				c := tinyConfig(t, v, 12)
+				c.Trainer = trainer
+				dir := t.TempDir()
+				out := filepath.Join(dir, "out")
+				if err := trainOnce(t, c, data, filepath.Join(dir, "work"), out); err != nil {
 					t.Fatal(err)
 				}
-			}
-		})
-	}
+				set, err := weights.ReadFile(filepath.Join(out, WeightsFile))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if set.Arch != c.Arch() {
+					t.Errorf("arch %+v, want %+v", set.Arch, c.Arch())
+				}
+				_, err = set.Get("angles", c.Vocab, c.Heads, c.DModel/c.Heads/2)
+				if wantAngles := set.Arch.Rotation == modelspec.RotationAccumulated; (err == nil) != wantAngles {
+					t.Errorf("angles present = %v, want %v", err == nil, wantAngles)
+				}
+				for _, f := range []string{ReportFile, SpeedFile} {
+					if _, err := os.Stat(filepath.Join(out, f)); err != nil {
+						t.Fatal(err)
+					}
+				}
+			})
+		}
+	})
 }
 
 func TestTrainDeterministicAndResume(t *testing.T) {
+	forEachTrainer(t, testTrainDeterministicAndResume)
+}
+
+func testTrainDeterministicAndResume(t *testing.T, trainer string) {
 	data := newSynthData(23)
 	c := tinyConfig(t, "learned-qkv", 7)
+	c.Trainer = trainer
 	dir := t.TempDir()
 	straight := filepath.Join(dir, "a")
 	if err := trainOnce(t, c, data, filepath.Join(dir, "wa"), straight); err != nil {
@@ -75,10 +91,15 @@ func TestTrainDeterministicAndResume(t *testing.T) {
 	}
 	want, _ := os.ReadFile(filepath.Join(straight, WeightsFile))
 
-	// Same inputs, sequential executor: identical bytes (the kernels'
-	// reduction order does not depend on the parallelism).
+	// Same inputs, sequential executor (gomlx) or one worker (native):
+	// identical bytes (the kernels' reduction order does not depend on the
+	// parallelism).
 	seq := c
-	seq.Backend = "go:ops_sequential,parallelism=0,dotgeneral_large"
+	if trainer == modelspec.TrainerGomlx {
+		seq.Backend = "go:ops_sequential,parallelism=0,dotgeneral_large"
+	} else {
+		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	}
 	if err := trainOnce(t, seq, data, filepath.Join(dir, "wseq"), filepath.Join(dir, "seq")); err != nil {
 		t.Fatal(err)
 	}
@@ -164,47 +185,50 @@ func TestResumeDrill(t *testing.T) {
 		t.Skip("full mode only")
 	}
 	data := newSynthData(23)
-	for _, v := range []string{"alibi", "random-qkv", "learned-qk"} {
-		t.Run(v, func(t *testing.T) {
-			c := tinyConfig(t, v, 14)
-			c.CheckpointEvery, c.EvalEvery = 4, 5
-			dir := t.TempDir()
-			ref := filepath.Join(dir, "ref")
-			if err := trainOnce(t, c, data, filepath.Join(dir, "wref"), ref); err != nil {
-				t.Fatal(err)
-			}
-			work, out := filepath.Join(dir, "w"), filepath.Join(dir, "o")
-			for _, stopAt := range []int{3, 6, 8, 13} {
-				ctx, cancel := context.WithCancel(context.Background())
-				err := Train(ctx, c, data, work, out, func(done, total int64, note string) {
-					if int(done) == stopAt {
-						cancel()
+	forEachTrainer(t, func(t *testing.T, trainer string) {
+		for _, v := range []string{"alibi", "random-qkv", "learned-qk"} {
+			t.Run(v, func(t *testing.T) {
+				c := tinyConfig(t, v, 14)
+				c.Trainer = trainer
+				c.CheckpointEvery, c.EvalEvery = 4, 5
+				dir := t.TempDir()
+				ref := filepath.Join(dir, "ref")
+				if err := trainOnce(t, c, data, filepath.Join(dir, "wref"), ref); err != nil {
+					t.Fatal(err)
+				}
+				work, out := filepath.Join(dir, "w"), filepath.Join(dir, "o")
+				for _, stopAt := range []int{3, 6, 8, 13} {
+					ctx, cancel := context.WithCancel(context.Background())
+					err := Train(ctx, c, data, work, out, func(done, total int64, note string) {
+						if int(done) == stopAt {
+							cancel()
+						}
+					})
+					cancel()
+					if err == nil {
+						t.Fatalf("run stopped at %d returned no error", stopAt)
 					}
-				})
-				cancel()
-				if err == nil {
-					t.Fatalf("run stopped at %d returned no error", stopAt)
 				}
-			}
-			if err := trainOnce(t, c, data, work, out); err != nil {
-				t.Fatal(err)
-			}
-			for _, f := range []string{WeightsFile, ReportFile} {
-				a, _ := os.ReadFile(filepath.Join(ref, f))
-				b, _ := os.ReadFile(filepath.Join(out, f))
-				if len(a) == 0 || !bytes.Equal(a, b) {
-					t.Fatalf("%s differs after four interruptions", f)
+				if err := trainOnce(t, c, data, work, out); err != nil {
+					t.Fatal(err)
 				}
-			}
-			var rb SpeedReport
-			readJSON(t, filepath.Join(out, SpeedFile), &rb)
-			var m map[string]float64
-			readJSON(t, filepath.Join(out, SpeedFile), &m) // readers may decode it as numbers only
-			if rb.ResumedFrom != 12 || m["resumed_from"] != 12 {
-				t.Errorf("last resume from step %d, want 12", rb.ResumedFrom)
-			}
-		})
-	}
+				for _, f := range []string{WeightsFile, ReportFile} {
+					a, _ := os.ReadFile(filepath.Join(ref, f))
+					b, _ := os.ReadFile(filepath.Join(out, f))
+					if len(a) == 0 || !bytes.Equal(a, b) {
+						t.Fatalf("%s differs after four interruptions", f)
+					}
+				}
+				var rb SpeedReport
+				readJSON(t, filepath.Join(out, SpeedFile), &rb)
+				var m map[string]float64
+				readJSON(t, filepath.Join(out, SpeedFile), &m) // readers may decode it as numbers only
+				if rb.ResumedFrom != 12 || m["resumed_from"] != 12 {
+					t.Errorf("last resume from step %d, want 12", rb.ResumedFrom)
+				}
+			})
+		}
+	})
 }
 
 func readJSON(t *testing.T, path string, v any) {

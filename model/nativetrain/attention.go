@@ -164,6 +164,9 @@ func (t *Trainer) attentionBackward(params, grads [][]float32, l int, lt *layerT
 			for cc := 0; cc < d; cc++ {
 				rd += dOh[i*d+cc] * O[i*d+cc]
 			}
+			if broken == "softmax" {
+				rd = 0
+			}
 			row, pr := dS[i*T:(i+1)*T], P[i*T:(i+1)*T]
 			for j := 0; j <= i; j++ {
 				row[j] = pr[j] * (row[j] - rd) * scale
@@ -199,6 +202,9 @@ func (t *Trainer) attentionBackward(params, grads [][]float32, l int, lt *layerT
 				}
 			}
 			cs, sn := f.cos[i0*D:i1*D], f.sin[i0*D:i1*D]
+			if broken == "rotation" { // un-rotate the wrong way
+				sn = f.cos[i0*D : i1*D]
+			}
 			rotatePairs(dq[i0*D:i1*D], cs, sn, -1)
 			rotatePairs(dk[i0*D:i1*D], cs, sn, -1)
 			if t.v.ValueRot {

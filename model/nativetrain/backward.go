@@ -45,9 +45,13 @@ func (t *Trainer) backward(params [][]float32, f *tape) [][]float32 {
 		native.MatMul(bg("w2"), lt.gel, dx, F, N, D, true, false, false, t.workers)
 		du := make([]float32, N*F)
 		native.MatMul(du, dx, t.param(params, blockName(l, "w2")), N, D, F, false, true, false, t.workers)
+		gelu := geluGrad
+		if broken == "gelu" {
+			gelu = func(u, th float32) float32 { return 0.5 * (1 + th) }
+		}
 		t.forRows(N, func(i0, i1 int) {
 			for e := i0 * F; e < i1*F; e++ {
-				du[e] *= geluGrad(lt.u[e], lt.th[e])
+				du[e] *= gelu(lt.u[e], lt.th[e])
 			}
 		})
 		columnSums(bg("b1"), du, N, F)
@@ -68,13 +72,16 @@ func (t *Trainer) backward(params [][]float32, f *tape) [][]float32 {
 	}
 	// Embedding rows, scattered in position order (deterministic).
 	de := g("embed")
+	if broken == "embed" {
+		de = make([]float32, len(de))
+	}
 	for i, x := range f.tokens {
 		row := de[int(x)*D : (int(x)+1)*D]
 		for j, v := range dx[i*D : (i+1)*D] {
 			row[j] += v
 		}
 	}
-	if dpsi != nil {
+	if dpsi != nil && broken != "angles" {
 		t.angleGradient(g("angles"), dpsi, f.tokens, f.rows, T)
 	}
 	return grads
@@ -101,6 +108,9 @@ func (t *Trainer) rmsNormBackward(da, n, inv, gain, dgain []float32, N int) []fl
 				dot += xr[j] * nr[j]
 			}
 			dot /= float32(D)
+			if broken == "rmsnorm" {
+				dot = 0
+			}
 			r := inv[i]
 			for j := range xr {
 				xr[j] = r * (xr[j] - nr[j]*dot)
