@@ -3,7 +3,6 @@ package native
 import (
 	"math/rand/v2"
 	"testing"
-
 )
 
 // Micro-benchmarks of the kernels alone, one goroutine, data in L1/L2.
