@@ -1,7 +1,10 @@
-// Package model is routebench's gomlx transformer: its training graph, its
-// training loop, and the export of trained weights in the canonical format
-// of package modelspec/weights. The variants, position math and training config
-// it implements are defined in package modelspec.
+// Package model is routebench's training loop (Train: batches, checkpoints,
+// resume, NaN stop, the export of trained weights in the canonical format
+// of package modelspec/weights) and its gomlx transformer, the reference
+// trainer and the XLA path. The loop drives either trainer through one seam
+// (engine.go): the gomlx graph here, or model/nativetrain on the CPU, as
+// Config.Trainer says. The variants, position math and training config it
+// implements are defined in package modelspec.
 //
 // It exists to turn a token source into one trained weights file per
 // position-encoding variant, reproducibly: identical inputs (config, data,
