@@ -61,8 +61,13 @@ func TestCheckpointDamageIsAMiss(t *testing.T) {
 }
 
 func TestDivergenceStopsWithoutOutput(t *testing.T) {
+	forEachTrainer(t, testDivergenceStopsWithoutOutput)
+}
+
+func testDivergenceStopsWithoutOutput(t *testing.T, trainer string) {
 	c := tinyConfig(t, "random-qk", 20)
 	c.LR, c.MinLR, c.Clip, c.Warmup = 1e30, 0, 0, 0
+	c.Trainer = trainer
 	dir := t.TempDir()
 	out := filepath.Join(dir, "out")
 	err := trainOnce(t, c, newSynthData(23), filepath.Join(dir, "work"), out)
