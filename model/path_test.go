@@ -3,10 +3,15 @@ package model
 import (
 	"math"
 	"math/rand/v2"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	. "github.com/gomlx/gomlx/pkg/core/graph" //nolint:revive // gomlx graph code reads best unqualified
 	"github.com/gomlx/gomlx/pkg/core/tensors"
+
+	"routebench/modelspec"
+	"routebench/modelspec/weights"
 )
 
 // TestPathPieceGradients checks each piece of the PaTH graph against
@@ -106,6 +111,46 @@ func TestPathMutationsFail(t *testing.T) {
 				t.Fatalf("with %s broken the forward still matches the reference (max error %g at scale %g)", tc.piece, worst, scale)
 			}
 			t.Logf("broken %s: max error %.3g at logit scale %.3g", tc.piece, worst, scale)
+		})
+	}
+}
+
+// TestPathTrainSmoke trains both PaTH variants a few steps with the gomlx
+// trainer (the only one that trains them) and checks the exported weights
+// carry every PaTH tensor; the native trainer refuses them by name.
+func TestPathTrainSmoke(t *testing.T) {
+	data := newSynthData(23)
+	for _, v := range []string{"path", "path-fox"} {
+		t.Run(v, func(t *testing.T) {
+			c := tinyConfig(t, v, 12)
+			c.Trainer = modelspec.TrainerGomlx
+			dir := t.TempDir()
+			out := filepath.Join(dir, "out")
+			if err := trainOnce(t, c, data, filepath.Join(dir, "work"), out); err != nil {
+				t.Fatal(err)
+			}
+			set, err := weights.ReadFile(filepath.Join(out, WeightsFile))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if set.Arch != c.Arch() || !set.Arch.Householder {
+				t.Errorf("arch %+v, want %+v", set.Arch, c.Arch())
+			}
+			names := []string{pathDown, pathUp, pathConv, pathWB, pathBB}
+			if v == "path-fox" {
+				names = append(names, foxWG, foxBG)
+			}
+			for l := 0; l < c.Layers; l++ {
+				for _, n := range names {
+					if _, err := set.Get(blockName(l, n)); err != nil {
+						t.Error(err)
+					}
+				}
+			}
+			c.Trainer = modelspec.TrainerNative
+			if err := trainOnce(t, c, data, filepath.Join(dir, "work2"), filepath.Join(dir, "out2")); err == nil || !strings.Contains(err.Error(), "gomlx") {
+				t.Errorf("native trainer on %s: want an error naming gomlx, got %v", v, err)
+			}
 		})
 	}
 }
