@@ -30,7 +30,10 @@ import (
 //	ROUTEBENCH_BENCH_BACKEND=go:parallelism=0,dotgeneral_large GOMAXPROCS=1 go test ...
 func BenchmarkTrainStep(b *testing.B) {
 	for _, trainer := range benchTrainers() {
-		for _, v := range modelspec.Variants() {
+		for _, v := range modelspec.AllVariants() { // opt-in ones too: name them with -bench
+			if vr, _ := modelspec.LookupVariant(v); trainer == modelspec.TrainerNative && !vr.NativeTrainer() {
+				continue
+			}
 			b.Run(trainer+"/"+v, func(b *testing.B) { benchTrainStep(b, trainer, v) })
 		}
 	}

@@ -217,9 +217,9 @@ func TestCustomOpGradients(t *testing.T) {
 // TestModelGradients checks the whole model's loss gradient in float64 for
 // every variant at a few elements of every parameter.
 func TestModelGradients(t *testing.T) {
-	variants := modelspec.Variants()
+	variants := modelspec.AllVariants()
 	if testing.Short() {
-		variants = []string{"alibi", "learned-qkv"}
+		variants = []string{"alibi", "learned-qkv", "path-fox"}
 	}
 	for _, v := range variants {
 		t.Run(v, func(t *testing.T) {

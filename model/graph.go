@@ -87,7 +87,12 @@ func (n net) output(l int, p map[string]*Node, o *Node, rot *rotation) *Node {
 
 func (n net) attention(l int, p map[string]*Node, a *Node, rot *rotation, bias *Node, B, T int) *Node {
 	q, k, v := n.qkv(l, p, a, rot)
-	s := DotGeneral(q, []int{3}, []int{0, 2}, k, []int{3}, []int{0, 2}) // [B, H, Tq, Tk]
+	var s *Node // [B, H, Tq, Tk]
+	if n.v.Householder {
+		s = n.pathLogits(l, p, a, q, k) // path_attn.go
+	} else {
+		s = DotGeneral(q, []int{3}, []int{0, 2}, k, []int{3}, []int{0, 2})
+	}
 	s = Add(MulScalar(s, 1/math.Sqrt(float64(n.d))), BroadcastToDims(InsertAxes(constLike(s, bias), 0), s.Shape().Dimensions...))
 	alpha := softmax(s)
 	o := DotGeneral(alpha, []int{3}, []int{0, 1}, v, []int{1}, []int{0, 2}) // [B, H, Tq, d]

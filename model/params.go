@@ -46,6 +46,22 @@ func paramSpecs(c Config) []paramSpec {
 			paramSpec{blockName(l, "b2"), []int{D}, false},
 		)
 	}
+	if v.Householder {
+		// Projections decay like every matrix; the conv taps and biases do not.
+		H, R, K := c.Heads, modelspec.PathRank, modelspec.PathConv
+		for l := 0; l < c.Layers; l++ {
+			ps = append(ps,
+				paramSpec{blockName(l, pathDown), []int{D, R}, true},
+				paramSpec{blockName(l, pathUp), []int{R, D}, true},
+				paramSpec{blockName(l, pathConv), []int{K, D}, false},
+				paramSpec{blockName(l, pathWB), []int{D, H}, true},
+				paramSpec{blockName(l, pathBB), []int{H}, false},
+			)
+			if v.ForgetGate {
+				ps = append(ps, paramSpec{blockName(l, foxWG), []int{D, H}, true}, paramSpec{blockName(l, foxBG), []int{H}, false})
+			}
+		}
+	}
 	if v.Learned {
 		// Not decayed: decay would pull every pair's spectral gap towards 0.
 		ps = append(ps, paramSpec{"angles", []int{V, c.Heads, c.DModel / c.Heads / 2}, false})
@@ -75,7 +91,15 @@ func initParams(c Config, specs []paramSpec) [][]float32 {
 			for j := range x {
 				x[j] = 1
 			}
-		case "b1", "b2":
+		case "b1", "b2", pathBB, foxBG: // beta = 1 and a gate of log(1/2) per token at init (modelspec/path.go)
+		case pathConv: // PyTorch's Conv1d default, fan-in K (depthwise), as the official PaTH keeps it
+			bound := 1 / math.Sqrt(float64(s.Shape[0]))
+			h := fnv.New64a()
+			h.Write([]byte(s.Name))
+			rng := rand.New(rand.NewPCG(c.Seed, h.Sum64()))
+			for j := range x {
+				x[j] = float32((2*rng.Float64() - 1) * bound)
+			}
 		case "angles":
 			x = modelspec.RandomAngleTable(c.Vocab, c.Heads, c.DModel/c.Heads/2, c.SigmaMax, c.SigmaMin, c.Seed)
 		default:

@@ -93,6 +93,10 @@ func refForward(t *testing.T, set *weights.Set, x []int32) [][]float64 {
 	}
 	for l := 0; l < a.Layers; l++ {
 		b := func(n string) string { return blockName(l, n) }
+		var ps *refPath
+		if a.Householder {
+			ps = newRefPath(t, set, l, hs)
+		}
 		q, k, v := make([][]float64, L), make([][]float64, L), make([][]float64, L)
 		for i := range hs {
 			an := rms(hs[i], get(b("norm1"), D))
@@ -111,7 +115,10 @@ func refForward(t *testing.T, set *weights.Set, x []int32) [][]float64 {
 				s := make([]float64, i+1)
 				mx := math.Inf(-1)
 				for j := 0; j <= i; j++ {
-					for c := 0; c < d; c++ {
+					if ps != nil {
+						s[j] = ps.logit(h, i, j, q[i][h*d:h*d+d], k[j][h*d:h*d+d])
+					}
+					for c := 0; c < d && ps == nil; c++ {
 						s[j] += q[i][h*d+c] * k[j][h*d+c]
 					}
 					s[j] /= math.Sqrt(float64(d))
@@ -189,32 +196,39 @@ func randomSet(t *testing.T, variant string) (*weights.Set, Config) {
 }
 
 func TestForwardMatchesReference(t *testing.T) {
-	for _, v := range modelspec.Variants() {
+	for _, v := range modelspec.AllVariants() {
 		t.Run(v, func(t *testing.T) {
-			set, c := randomSet(t, v)
-			rng := rand.New(rand.NewPCG(5, 6))
-			x := make([]int32, 40)
-			for i := range x {
-				x[i] = int32(rng.IntN(c.Vocab))
-			}
-			got, err := forward(set, x)
-			if err != nil {
-				t.Fatal(err)
-			}
-			want := refForward(t, set, x)
-			var worst, scale float64
-			for i := range want {
-				for j := range want[i] {
-					worst = math.Max(worst, math.Abs(float64(got[i][j])-want[i][j]))
-					scale = math.Max(scale, math.Abs(want[i][j]))
-				}
-			}
+			worst, scale := forwardVsReference(t, v)
 			if worst > 1e-4*math.Max(1, scale) {
 				t.Fatalf("max |gomlx - reference| = %g (logit scale %g)", worst, scale)
 			}
 			t.Logf("max abs error %.2g at logit scale %.2g", worst, scale)
 		})
 	}
+}
+
+// forwardVsReference is the largest |gomlx - reference| logit of a random
+// model of variant v on 40 tokens, and the largest reference logit.
+func forwardVsReference(t *testing.T, v string) (worst, scale float64) {
+	t.Helper()
+	set, c := randomSet(t, v)
+	rng := rand.New(rand.NewPCG(5, 6))
+	x := make([]int32, 40)
+	for i := range x {
+		x[i] = int32(rng.IntN(c.Vocab))
+	}
+	got, err := forward(set, x)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := refForward(t, set, x)
+	for i := range want {
+		for j := range want[i] {
+			worst = math.Max(worst, math.Abs(float64(got[i][j])-want[i][j]))
+			scale = math.Max(scale, math.Abs(want[i][j]))
+		}
+	}
+	return worst, scale
 }
 
 // forward is the training graph's full-attention forward on exported

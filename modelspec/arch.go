@@ -20,6 +20,11 @@ type Arch struct {
 	ValueRot  bool    `json:"value_rot"`  // value transport (the *-qkv variants)
 	ALiBi     bool    `json:"alibi"`      // ALiBi distance bias
 	AngleNote string  `json:"angle_note"` // how the angle table was drawn (documentation only)
+	// PaTH (modelspec/path.go); absent from the files of other variants.
+	Householder bool `json:"householder,omitempty"` // Householder transport of the keys
+	ForgetGate  bool `json:"forget_gate,omitempty"` // FoX gate (needs Householder)
+	PathRank    int  `json:"path_rank,omitempty"`   // rank of the w projection
+	PathConv    int  `json:"path_conv,omitempty"`   // short-convolution kernel
 }
 
 // DHead is the per-head width.
@@ -42,6 +47,14 @@ func (a Arch) Validate() error {
 	}
 	if a.ValueRot && a.Rotation != RotationAccumulated {
 		return fmt.Errorf("modelspec: value rotation needs accumulated rotation, got %q", a.Rotation)
+	}
+	switch {
+	case a.ForgetGate && !a.Householder:
+		return fmt.Errorf("modelspec: arch %s: the forgetting gate is implemented with the Householder transport only (set householder)", a.Variant)
+	case a.Householder && (a.Rotation != RotationNone || a.ALiBi):
+		return fmt.Errorf("modelspec: arch %s: the Householder transport does not combine with rotation %q or ALiBi (no implementation does)", a.Variant, a.Rotation)
+	case a.Householder && (a.PathRank <= 0 || a.PathConv <= 0):
+		return fmt.Errorf("modelspec: arch %s: path_rank %d and path_conv %d must be positive with the Householder transport", a.Variant, a.PathRank, a.PathConv)
 	}
 	return nil
 }

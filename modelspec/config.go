@@ -125,6 +125,8 @@ func (c Config) Validate() error {
 		return bad(ParamCheckpointEvery, c.CheckpointEvery, ">= 0 (0: only at the end)")
 	case c.Trainer != "" && c.Trainer != TrainerNative && c.Trainer != TrainerGomlx:
 		return bad(ParamTrainer, c.Trainer, fmt.Sprintf("%q or %q", TrainerNative, TrainerGomlx))
+	case c.Trainer == TrainerNative && !v.NativeTrainer():
+		return bad(ParamTrainer, c.Trainer, fmt.Sprintf("%q (the native trainer has no backward pass for %s's Householder transport; train it with gomlx)", TrainerGomlx, c.Variant))
 	case c.Trainer == TrainerNative && IsXLABackend(c.Backend):
 		return bad(ParamTrainer, c.Trainer, fmt.Sprintf("%q with backend %q (the native trainer runs on the CPU; use %q for XLA)", TrainerGomlx, c.Backend, TrainerGomlx))
 	case c.EvalEvery < 0 || c.EvalBatches < 0:
@@ -140,6 +142,10 @@ func (c Config) Arch() Arch {
 		Variant: c.Variant, Profile: c.Profile, Vocab: c.Vocab, DModel: c.DModel,
 		Layers: c.Layers, Heads: c.Heads, DHidden: c.DHidden, Context: c.Context,
 		NormEps: NormEps, RopeBase: RopeBase, Rotation: v.Rotation, ValueRot: v.ValueRot, ALiBi: v.ALiBi,
+		Householder: v.Householder, ForgetGate: v.ForgetGate,
+	}
+	if v.Householder {
+		a.PathRank, a.PathConv = PathRank, PathConv
 	}
 	if v.Rotation == RotationAccumulated {
 		a.AngleNote = AngleNote(c)

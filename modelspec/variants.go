@@ -25,6 +25,13 @@ type Variant struct {
 	ALiBi    bool   // distance bias -m_h (i-j), m_h = ALiBiSlopes
 	Learned  bool   // the accumulated angle table is a trained variable
 	Doc      string
+	// PaTH and FoX (modelspec/path.go): data-dependent Householder
+	// transport of the keys, and FoX's forgetting gate on top of it.
+	Householder bool // logit_ij = q_i^T H_i ... H_{j+1} k_j, H_t = I - beta_t w_t w_t^T
+	ForgetGate  bool // logits += sum_{t=j+1..i} g_t, g_t = logsigmoid(linear(x_t)) per head
+	// OptIn variants are in the registry but not in the default set
+	// (Variants): a profile trains them only when it names them.
+	OptIn bool
 }
 
 // Families' documentation, composed into Variant.Doc.
@@ -75,10 +82,25 @@ var registry = []Variant{
 	random().withValueTransport(),
 	learned(),
 	learned().withValueTransport(),
+	path(),
+	path().withForgetGate(),
 }
 
-// Variants lists the registry names in canonical order.
+// Variants lists the default set in canonical order: every registry entry
+// but the opt-in ones (what a profile trains when it names no variants).
 func Variants() []string {
+	var names []string
+	for _, v := range registry {
+		if !v.OptIn {
+			names = append(names, v.Name)
+		}
+	}
+	return names
+}
+
+// AllVariants lists every registry name in canonical order, opt-in
+// variants included.
+func AllVariants() []string {
 	names := make([]string, len(registry))
 	for i, v := range registry {
 		names[i] = v.Name
@@ -93,7 +115,7 @@ func LookupVariant(name string) (Variant, error) {
 			return v, nil
 		}
 	}
-	names := Variants()
+	names := AllVariants()
 	sort.Strings(names)
 	return Variant{}, fmt.Errorf("modelspec: unknown variant %q (known: %v)", name, names)
 }
@@ -108,3 +130,8 @@ func (v Variant) HostRotation() bool {
 
 // HasAngleTable reports whether the variant's weights hold an angle table.
 func (v Variant) HasAngleTable() bool { return v.Rotation == RotationAccumulated }
+
+// NativeTrainer reports whether model/nativetrain can train the variant:
+// it has no backward pass of the Householder transport (PaTH), which
+// trains with gomlx.
+func (v Variant) NativeTrainer() bool { return !v.Householder }

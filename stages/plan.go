@@ -54,7 +54,7 @@ func Build(p Profile) (*pipeline.Plan, error) {
 		cfg.Variant, cfg.Profile, cfg.Vocab, cfg.Backend = v, p.Name, vocab, backendOf(p)
 		cfg.Warmup = min(cfg.Warmup, cfg.Steps)
 		if cfg.Trainer == "" {
-			cfg.Trainer = trainerFor(cfg.Backend)
+			cfg.Trainer = trainerFor(cfg.Backend, v)
 		}
 		if err := cfg.Validate(); err != nil {
 			return nil, fmt.Errorf("profile %s: %w", p.Name, err)
@@ -91,12 +91,14 @@ func backendOf(p Profile) string {
 	return "go"
 }
 
-// trainerFor is the default trainer of a backend: the native one on the
-// CPU (about an order of magnitude faster than gomlx's Go backend), gomlx
-// on XLA (the native trainer is CPU-only). The resolved name is part of the
-// train stage's config and key.
-func trainerFor(backend string) string {
-	if modelspec.IsXLABackend(backend) {
+// trainerFor is the default trainer of a backend and variant: the native
+// one on the CPU (about an order of magnitude faster than gomlx's Go
+// backend), gomlx on XLA (the native trainer is CPU-only) and for variants
+// the native trainer cannot train (PaTH: modelspec.Variant.NativeTrainer).
+// The resolved name is part of the train stage's config and key.
+func trainerFor(backend, variant string) string {
+	v, err := modelspec.LookupVariant(variant)
+	if modelspec.IsXLABackend(backend) || (err == nil && !v.NativeTrainer()) {
 		return modelspec.TrainerGomlx
 	}
 	return modelspec.TrainerNative

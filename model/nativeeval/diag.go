@@ -38,41 +38,51 @@ func newLayerDiag(H, L int, dists []int) *layerDiag {
 // diagnose is the second pass for query rows [i0, i0+nq) of head h, using
 // the final w.m and w.l of the first pass.
 func (b *headBufs) diagnose(s *attnShape, w *attnScratch, h, i0, nq int) {
-	st := w.stats
-	nd := len(st.dists)
 	ent := make([]float64, nq)
-	far := make([]float64, nq*nd)
+	far := make([]float64, nq*len(w.stats.dists))
 	last := (i0 + nq - 1) / blockK
 	for kb := 0; kb <= last; kb++ {
-		j0 := kb * blockK
 		b.scores(s, w, h, i0, nq, kb)
-		for r := 0; r < nq; r++ {
-			i := i0 + r
-			nj := min(blockK, i-j0+1) // unmasked keys of this row
-			if nj <= 0 {
-				continue
-			}
-			row := w.sc[r*blockK : (r+1)*blockK]
-			copy(w.pre, row)
-			inv := 1 / float64(w.l[r])
-			blockMass := float64(native.ExpShift(row, w.m[r])) * inv
-			ent[r] += entropyTerms(row[:nj], w.pre[:nj], w.m[r]) * inv
-			for k, D := range st.dists {
-				// far sources: j0+j < i-D, a prefix of the block; only
-				// the block holding the boundary needs a partial sum
-				switch cut := i - D - j0; {
-				case cut >= nj:
-					far[r*nd+k] += blockMass
-				case cut > 0:
-					var m float32
-					for _, p := range row[:cut] {
-						m += p
-					}
-					far[r*nd+k] += float64(m) * inv
+		diagBlock(w, w.stats, i0, nq, kb*blockK, ent, far)
+	}
+	finishDiag(w, w.stats, i0, nq, ent, far)
+}
+
+// diagBlock adds one score block's terms (keys from j0, scores in w.sc,
+// destroyed) to the entropy and far-mass sums of rows [i0, i0+nq).
+func diagBlock(w *attnScratch, st *headDiag, i0, nq, j0 int, ent, far []float64) {
+	nd := len(st.dists)
+	for r := 0; r < nq; r++ {
+		i := i0 + r
+		nj := min(blockK, i-j0+1) // unmasked keys of this row
+		if nj <= 0 {
+			continue
+		}
+		row := w.sc[r*blockK : (r+1)*blockK]
+		copy(w.pre, row)
+		inv := 1 / float64(w.l[r])
+		blockMass := float64(native.ExpShift(row, w.m[r])) * inv
+		ent[r] += entropyTerms(row[:nj], w.pre[:nj], w.m[r]) * inv
+		for k, D := range st.dists {
+			// far sources: j0+j < i-D, a prefix of the block; only
+			// the block holding the boundary needs a partial sum
+			switch cut := i - D - j0; {
+			case cut >= nj:
+				far[r*nd+k] += blockMass
+			case cut > 0:
+				var m float32
+				for _, p := range row[:cut] {
+					m += p
 				}
+				far[r*nd+k] += float64(m) * inv
 			}
 		}
 	}
+}
+
+// finishDiag stores the sums of rows [i0, i0+nq) as entropies and masses.
+func finishDiag(w *attnScratch, st *headDiag, i0, nq int, ent, far []float64) {
+	nd := len(st.dists)
 	for r := 0; r < nq; r++ {
 		st.ent[i0+r] = float32(math.Log(float64(w.l[r])) - ent[r])
 		for k := range st.dists {

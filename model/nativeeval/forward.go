@@ -45,6 +45,7 @@ type Result struct {
 // rowScratch is one worker's memory for the row-block stages.
 type rowScratch struct {
 	a, qkv, hid, logits []float32
+	pr                  []float32 // PaTH: the rank-R projection of a row block
 }
 
 // LogProbs runs the forward pass on one window of tokens and scores
@@ -82,6 +83,10 @@ func (m *Model) LogProbs(ctx context.Context, tokens, targets []int32, opts Opti
 	})
 	nrb := (L + rowBlock - 1) / rowBlock
 	eps := a.NormEps
+	var pz, pbg []float32 // PaTH: a W_down W_up [L][D] and a (wbeta | wgate) [L][nbg]
+	if a.Householder {
+		pz, pbg = make([]float32, L*D), make([]float32, L*m.layers[0].path.nbg)
+	}
 
 	for n, ly := range m.layers {
 		if err := ctx.Err(); err != nil {
@@ -94,12 +99,25 @@ func (m *Model) LogProbs(ctx context.Context, tokens, targets []int32, opts Opti
 			rmsNormRows(sc.a, h[r0*D:], ly.norm1, nr, D, eps)
 			native.Gemm(sc.qkv, 3*D, sc.a, D, ly.wqkv, nr, false)
 			bufs.scatterRows(s, r0, nr, sc.qkv, sc.qkv[D:], sc.qkv[2*D:], 3*D)
+			if pl := ly.path; pl != nil {
+				if sc.pr == nil {
+					sc.pr = make([]float32, rowBlock*a.PathRank)
+				}
+				native.Gemm(sc.pr, a.PathRank, sc.a, D, pl.down, nr, false)
+				native.Gemm(pz[r0*D:], D, sc.pr, a.PathRank, pl.up, nr, false)
+				native.Gemm(pbg[r0*pl.nbg:], pl.nbg, sc.a, D, pl.wbg, nr, false)
+			}
 		})
 		var diag *layerDiag
 		if len(opts.FarDistances) > 0 {
 			diag = newLayerDiag(H, L, opts.FarDistances)
 		}
-		bufs.attend(s, att, workers, diag)
+		if ly.path != nil {
+			st := computePathSteps(ly.path, pz, pbg, L, H, d, workers)
+			pathAttend(s, bufs, st, newPathBlocks(s, bufs, st, workers), att, workers, diag)
+		} else {
+			bufs.attend(s, att, workers, diag)
+		}
 		if diag != nil {
 			res.Heads = append(res.Heads, diag.summarize(n)...)
 		}

@@ -43,11 +43,13 @@ func variantArch(variant string) modelspec.Arch {
 		a.Rotation = "accumulated"
 	case "random-qkv", "learned-qkv":
 		a.Rotation, a.ValueRot = "accumulated", true
+	case "path", "path-fox":
+		a.Householder, a.ForgetGate, a.PathRank, a.PathConv = true, variant == "path-fox", modelspec.PathRank, modelspec.PathConv
 	}
 	return a
 }
 
-var variants = []string{"nope", "rope", "alibi", "random-qk", "random-qkv", "learned-qk", "learned-qkv"}
+var variants = []string{"nope", "rope", "alibi", "random-qk", "random-qkv", "learned-qk", "learned-qkv", "path", "path-fox"}
 
 // tolLogit: logits are a chain of float32 matrix products and attention;
 // each stage adds relative error of order 1e-7..1e-6. We allow

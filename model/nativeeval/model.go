@@ -29,6 +29,7 @@ type layer struct {
 	b1           []float32
 	w2           *native.PackedB // F x D
 	b2           []float32
+	path         *pathLayer // PaTH (Arch.Householder) only
 }
 
 // Load checks that set holds every tensor ARCHITECTURE.md names for its
@@ -95,7 +96,49 @@ func Load(set *weights.Set) (*Model, error) {
 			copy(qkv[r*3*D+2*D:], wv[r*D:(r+1)*D])
 		}
 		l.wqkv, l.wo, l.w1, l.w2 = native.PackB(qkv, D, 3*D), native.PackB(wo, D, D), native.PackB(w1, D, F), native.PackB(w2, F, D)
+		if a.Householder {
+			if l.path, err = loadPath(a, func(name string, shape ...int) ([]float32, error) { return get(p+name, shape...) }); err != nil {
+				return nil, err
+			}
+		}
 		m.layers = append(m.layers, l)
 	}
 	return m, nil
+}
+
+// loadPath reads one block's PaTH tensors (ARCHITECTURE.md).
+func loadPath(a modelspec.Arch, get func(name string, shape ...int) ([]float32, error)) (*pathLayer, error) {
+	D, H, R, K := a.DModel, a.Heads, a.PathRank, a.PathConv
+	pl := &pathLayer{K: K, nbg: H}
+	var down, up, wb, wg []float32
+	var err error
+	for _, t := range []struct {
+		dst   *[]float32
+		name  string
+		shape []int
+	}{
+		{&down, "wpath_down", []int{D, R}}, {&up, "wpath_up", []int{R, D}}, {&pl.conv, "path_conv", []int{K, D}},
+		{&wb, "wbeta", []int{D, H}}, {&pl.bbeta, "bbeta", []int{H}},
+	} {
+		if *t.dst, err = get(t.name, t.shape...); err != nil {
+			return nil, err
+		}
+	}
+	bg := wb
+	if a.ForgetGate {
+		if wg, err = get("wgate", D, H); err != nil {
+			return nil, err
+		}
+		if pl.bgate, err = get("bgate", H); err != nil {
+			return nil, err
+		}
+		pl.nbg = 2 * H
+		bg = make([]float32, D*2*H)
+		for r := 0; r < D; r++ {
+			copy(bg[r*2*H:], wb[r*H:(r+1)*H])
+			copy(bg[r*2*H+H:], wg[r*H:(r+1)*H])
+		}
+	}
+	pl.down, pl.up, pl.wbg = native.PackB(down, D, R), native.PackB(up, R, D), native.PackB(bg, D, pl.nbg)
+	return pl, nil
 }

@@ -13,6 +13,7 @@ type refAttnIn struct {
 	psi      [][]float64 // [L][H*P]
 	valueRot bool
 	slopes   []float64
+	logit    func(h, i, j int, q, k []float64) float64 // PaTH: the transported q.k (+ gate); nil: q.k
 }
 
 // rot rotates the pairs of u (one head, d values) by the angles t ([P]).
@@ -53,8 +54,11 @@ func refAttention(in refAttnIn) ([][]float64, [][][]float64) {
 			s := make([]float64, i+1)
 			mx := math.Inf(-1)
 			for j := 0; j <= i; j++ {
-				for c := 0; c < d; c++ {
+				for c := 0; c < d && in.logit == nil; c++ {
 					s[j] += q[i][c] * k[j][c]
+				}
+				if in.logit != nil {
+					s[j] = in.logit(h, i, j, q[i], k[j])
 				}
 				s[j] /= math.Sqrt(float64(d))
 				if in.slopes != nil {
@@ -153,8 +157,12 @@ func refForward(set *weightsView, tokens []int32) [][]float64 {
 	for n := 0; n < a.Layers; n++ {
 		p := func(s string) []float32 { return set.t(blockName(n) + s) }
 		x := rms(h, p("norm1"))
-		att, _ := refAttention(refAttnIn{L: L, H: H, d: d, q: matmul(x, p("wq"), D, D), k: matmul(x, p("wk"), D, D),
-			v: matmul(x, p("wv"), D, D), psi: psi, valueRot: a.ValueRot, slopes: slopes})
+		in := refAttnIn{L: L, H: H, d: d, q: matmul(x, p("wq"), D, D), k: matmul(x, p("wk"), D, D),
+			v: matmul(x, p("wv"), D, D), psi: psi, valueRot: a.ValueRot, slopes: slopes}
+		if a.Householder {
+			in.logit = newRefPath(set, n, x).logit
+		}
+		att, _ := refAttention(in)
 		o := matmul(att, p("wo"), D, D)
 		for i := range h {
 			for c := range h[i] {

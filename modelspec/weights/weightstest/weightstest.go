@@ -44,6 +44,15 @@ func RandomSet(t testing.TB, a modelspec.Arch, seed uint64) *weights.Set {
 			mk(p+"wq", 2*sD, 0, D, D), mk(p+"wk", 2*sD, 0, D, D), mk(p+"wv", sD, 0, D, D), mk(p+"wo", sD, 0, D, D),
 			mk(p+"w1", sD, 0, D, F), mk(p+"b1", 0.1, 0, F), mk(p+"w2", sF, 0, F, D), mk(p+"b2", 0.1, 0, D))
 	}
+	for n := 0; n < a.Layers && a.Householder; n++ { // drawn after the rest: other variants' sets stay the same
+		p := fmt.Sprintf("block%03d/", n)
+		sD, R := 1/math.Sqrt(float64(D)), a.PathRank
+		ts = append(ts, mk(p+"wpath_down", sD, 0, D, R), mk(p+"wpath_up", 1/math.Sqrt(float64(R)), 0, R, D),
+			mk(p+"path_conv", 0.5, 0, a.PathConv, D), mk(p+"wbeta", sD, 0, D, H), mk(p+"bbeta", 0.5, 0, H))
+		if a.ForgetGate {
+			ts = append(ts, mk(p+"wgate", sD, 0, D, H), mk(p+"bgate", 0.5, 1, H))
+		}
+	}
 	set, err := weights.NewSet(a, ts)
 	if err != nil {
 		t.Fatal(err)

@@ -1,0 +1,52 @@
+package modelspec
+
+import (
+	"slices"
+	"strings"
+	"testing"
+)
+
+// PaTH entries are in the registry, outside the default set, and carry
+// their parts into Arch; the native trainer refuses them by name.
+func TestPathVariants(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		gate bool
+	}{{"path", false}, {"path-fox", true}} {
+		v, err := LookupVariant(tc.name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !v.Householder || v.ForgetGate != tc.gate || !v.OptIn || v.NativeTrainer() || v.Rotation != RotationNone || v.Doc == "" {
+			t.Errorf("%s: parts %+v", tc.name, v)
+		}
+		if slices.Contains(Variants(), tc.name) || !slices.Contains(AllVariants(), tc.name) {
+			t.Errorf("%s: want it in AllVariants only; default %v", tc.name, Variants())
+		}
+		c := Config{Variant: tc.name, Profile: "test", Vocab: 257, DModel: 32, Layers: 2, Heads: 2, DHidden: 128,
+			Context: 32, Batch: 8, Steps: 60, Warmup: 6, LR: 3e-3, MinLR: 1e-4, Clip: 1, Seed: 1, Trainer: TrainerGomlx}
+		if err := c.Validate(); err != nil {
+			t.Fatal(err)
+		}
+		a := c.Arch()
+		if err := a.Validate(); err != nil || !a.Householder || a.ForgetGate != tc.gate || a.PathRank != PathRank || a.PathConv != PathConv {
+			t.Errorf("%s: arch %+v (%v)", tc.name, a, err)
+		}
+		c.Trainer = TrainerNative
+		if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "gomlx") || !strings.Contains(err.Error(), "Householder") {
+			t.Errorf("%s with the native trainer: want an error naming gomlx and the transport, got %v", tc.name, err)
+		}
+	}
+	bad := (Config{Variant: "nope", Vocab: 3, DModel: 4, Layers: 1, Heads: 2, DHidden: 4, Context: 2}).Arch()
+	bad.ForgetGate = true
+	if err := bad.Validate(); err == nil || !strings.Contains(err.Error(), "householder") {
+		t.Errorf("a gate without the transport: %v", err)
+	}
+	// The cpu profile's shape: 9,092 parameters per block (18,184 for 2 blocks), 516 more with the gate.
+	if got := PathParams(128, 4, false); got != 9092 {
+		t.Errorf("PathParams(128, 4) = %d, want 9092", got)
+	}
+	if got := PathParams(128, 4, true) - PathParams(128, 4, false); got != 516 {
+		t.Errorf("the gate adds %d, want 516", got)
+	}
+}
