@@ -197,15 +197,19 @@ func Transpose(dst, x []float32, rows, cols int) []float32 {
 }
 
 // transposeInto sets dst[j*ldd+i] = x[i*ldx+j] for i < rows, j < cols, in
-// 8 x 8 blocks (whole cache lines in and out; the fixed-size arrays let the
-// compiler drop the bounds checks), bands of 64 rows split over workers.
+// 8 x 8 blocks (the fixed-size arrays let the compiler drop the bounds
+// checks), bands of 64 rows split over workers. Within a band the blocks
+// go down a column strip first, so the strip's 8 destination rows take 64
+// contiguous floats each: going along a row first wrote 8 floats into
+// each of cols destination rows a power-of-two stride apart, which all
+// fall in one cache set (measured 4 ns a float).
 func transposeInto(dst []float32, ldd int, x []float32, ldx, rows, cols, workers int) {
 	band := func(b int) {
 		r0, r1 := b*64, min(rows, (b+1)*64)
-		i := r0
-		for ; i+8 <= r1; i += 8 {
-			j := 0
-			for ; j+8 <= cols; j += 8 {
+		full := r0 + (r1-r0)&^7
+		j := 0
+		for ; j+8 <= cols; j += 8 {
+			for i := r0; i < full; i += 8 {
 				var blk [8][8]float32
 				for r := range 8 {
 					blk[r] = *(*[8]float32)(x[(i+r)*ldx+j:])
@@ -217,13 +221,13 @@ func transposeInto(dst []float32, ldd int, x []float32, ldx, rows, cols, workers
 					}
 				}
 			}
-			for ; j < cols; j++ {
-				for r := range 8 {
-					dst[j*ldd+i+r] = x[(i+r)*ldx+j]
-				}
+		}
+		for ; j < cols; j++ {
+			for i := r0; i < full; i++ {
+				dst[j*ldd+i] = x[i*ldx+j]
 			}
 		}
-		for ; i < r1; i++ {
+		for i := full; i < r1; i++ {
 			for j := 0; j < cols; j++ {
 				dst[j*ldd+i] = x[i*ldx+j]
 			}

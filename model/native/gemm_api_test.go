@@ -191,3 +191,12 @@ func TestGELUTanh(t *testing.T) {
 		}
 	})
 }
+
+func BenchmarkTranspose(b *testing.B) {
+	x := make([]float32, 2048*128)
+	dst := make([]float32, len(x))
+	b.SetBytes(int64(4 * len(x)))
+	for b.Loop() {
+		transposeInto(dst, 2048, x, 128, 2048, 128, 1)
+	}
+}

@@ -45,6 +45,28 @@ func New(c modelspec.Config, params []Param, table []float32, workers int) (*Tra
 	for i, p := range params {
 		t.idx[p.Name] = i
 	}
+	want := paramShapes(c, v)
+	if len(params) != len(want) {
+		return nil, fmt.Errorf("nativetrain: %s: got %d parameter tensors, want %d (the list of ARCHITECTURE.md)", c.Variant, len(params), len(want))
+	}
+	for name, shape := range want {
+		i, ok := t.idx[name]
+		if !ok {
+			return nil, fmt.Errorf("nativetrain: %s: parameter %q missing", c.Variant, name)
+		}
+		if fmt.Sprint(params[i].Shape) != fmt.Sprint(shape) {
+			return nil, fmt.Errorf("nativetrain: %s: parameter %q has shape %v, want %v", c.Variant, name, params[i].Shape, shape)
+		}
+	}
+	V, H := c.Vocab, c.Heads
+	if v.Rotation == modelspec.RotationAccumulated && !v.Learned && len(table) != V*H*(c.DModel/H/2) {
+		return nil, fmt.Errorf("nativetrain: %s: fixed angle table has %d values, want %d", c.Variant, len(table), V*H*(c.DModel/H/2))
+	}
+	return t, nil
+}
+
+// paramShapes is the tensor list of ARCHITECTURE.md for c: name -> shape.
+func paramShapes(c modelspec.Config, v modelspec.Variant) map[string][]int {
 	D, F, V, H := c.DModel, c.DHidden, c.Vocab, c.Heads
 	want := map[string][]int{"embed": {V, D}, "normf": {D}, "unembed": {D, V}}
 	for l := 0; l < c.Layers; l++ {
@@ -58,22 +80,7 @@ func New(c modelspec.Config, params []Param, table []float32, workers int) (*Tra
 	if v.Learned {
 		want["angles"] = []int{V, H, c.DModel / H / 2}
 	}
-	if len(params) != len(want) {
-		return nil, fmt.Errorf("nativetrain: %s: got %d parameter tensors, want %d (the list of ARCHITECTURE.md)", c.Variant, len(params), len(want))
-	}
-	for name, shape := range want {
-		i, ok := t.idx[name]
-		if !ok {
-			return nil, fmt.Errorf("nativetrain: %s: parameter %q missing", c.Variant, name)
-		}
-		if fmt.Sprint(params[i].Shape) != fmt.Sprint(shape) {
-			return nil, fmt.Errorf("nativetrain: %s: parameter %q has shape %v, want %v", c.Variant, name, params[i].Shape, shape)
-		}
-	}
-	if v.Rotation == modelspec.RotationAccumulated && !v.Learned && len(table) != V*H*(c.DModel/H/2) {
-		return nil, fmt.Errorf("nativetrain: %s: fixed angle table has %d values, want %d", c.Variant, len(table), V*H*(c.DModel/H/2))
-	}
-	return t, nil
+	return want
 }
 
 func blockName(l int, t string) string { return fmt.Sprintf("block%03d/%s", l, t) }
