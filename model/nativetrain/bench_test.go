@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"runtime"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"syscall"
@@ -25,8 +26,9 @@ import (
 // cpu-s/step (user+system time of the process: the steadier cost on a
 // shared machine), tokens/s, GFLOP/s (model.FlopsPerStep, matmul FLOPs),
 // peak-RSS-MB (the process's resident high-water mark, reset before each
-// shape) and heap-MB (Go heap in use after the steps: the trainer's arena
-// keeps a step's buffers, so this is the step's working set). Run with
+// shape, after returning the earlier shapes' memory to the OS) and heap-MB
+// (the live Go heap after the steps: the trainer's arena keeps a step's
+// buffers, so this is the step's working set). Run with
 // BenchmarkGemmPeak in one process so that GFLOP/s / peak is one run's ratio:
 //
 //	go test -tags noxla -run '^$' -bench 'StepShapes|GemmPeak' -benchtime 3x ./model/nativetrain/
@@ -70,10 +72,13 @@ func benchStep(b *testing.B, v string, D, L, T, tokens int) {
 	}
 	b.StopTimer()
 	sec := b.Elapsed().Seconds() / float64(b.N)
+	cpu := (cpuSeconds() - cpu0) / float64(b.N)
+	runtime.GC() // the live heap: earlier shapes' trainers are garbage
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
+	runtime.KeepAlive(tr)
 	b.ReportMetric(sec, "s/step")
-	b.ReportMetric((cpuSeconds()-cpu0)/float64(b.N), "cpu-s/step")
+	b.ReportMetric(cpu, "cpu-s/step")
 	b.ReportMetric(float64(tokens)/sec, "tokens/s")
 	b.ReportMetric(model.FlopsPerStep(c)/sec/1e9, "GFLOP/s")
 	b.ReportMetric(float64(peakRSS())/(1<<20), "peak-RSS-MB")
@@ -119,7 +124,7 @@ func cpuSeconds() float64 {
 // resetPeakRSS restarts the kernel's resident high-water mark (Linux:
 // writing 5 to clear_refs), so that each shape reports its own peak.
 func resetPeakRSS() {
-	runtime.GC()
+	debug.FreeOSMemory()
 	_ = os.WriteFile("/proc/self/clear_refs", []byte("5"), 0)
 }
 
