@@ -1,19 +1,20 @@
 package native
 
-// The exported blocks of streaming attention and the row-block GEMM, for
-// the evaluator (model/nativeeval). Thin wrappers (inlined) over the
+// The exported blocks of streaming attention and the row-block GEMM on
+// pre-packed weights, for the evaluator (model/nativeeval; its exp is
+// ExpShift in train_api.go). Thin wrappers (inlined) over the
 // dispatching kernels of kern.go; their contracts are those functions'.
 
-// PackedB is a K x N matrix packed into 64-column panels for Gemm.
+// PackedB is a K x N matrix packed into 64-column panels for GemmPacked.
 type PackedB = packedB
 
 // PackB packs row-major b (k x n).
 func PackB(b []float32, k, n int) *PackedB { return packB(b, k, n) }
 
-// Gemm sets (or adds to, when acc) rows [0, m) of c (leading dimension ldc)
+// GemmPacked sets (or adds to, when acc) rows [0, m) of c (leading dimension ldc)
 // the product a (m x k, leading dimension lda) times b, on the calling
 // goroutine.
-func Gemm(c []float32, ldc int, a []float32, lda int, b *PackedB, m int, acc bool) {
+func GemmPacked(c []float32, ldc int, a []float32, lda int, b *PackedB, m int, acc bool) {
 	gemm(c, ldc, a, lda, b, m, acc)
 }
 
@@ -28,10 +29,6 @@ func PVBlock(o, p, v []float32, nq, d, bk, nk int) { pvBlock(o, p, v, nq, d, bk,
 func PVBlockScaled(o, p, v []float32, nq, d, bk, nk int, f []float32) {
 	pvBlockScaled(o, p, v, nq, d, bk, nk, f)
 }
-
-// ExpShift sets x[j] = exp(x[j] - m) and returns their sum (len(x) a
-// multiple of 16; arguments below about -87 give exactly 0).
-func ExpShift(x []float32, m float32) float32 { return expShift(x, m) }
 
 // MaxOf is the largest element of x (len(x) a multiple of 16).
 func MaxOf(x []float32) float32 { return maxOf(x) }

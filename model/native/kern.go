@@ -153,6 +153,13 @@ func gemmPanelAsm(c []float32, ldc int, a []float32, lda int, bp []float32, m, k
 		mmAsm(c, ldc, a, lda, bp, panelWidth, m, k, panelWidth, mode, nil)
 		return
 	}
+	if nc == panelWidth/2 {
+		// One head's 32 columns (d = 32): the 32-wide kernels on the
+		// panel's first half, instead of 64 columns of which half are
+		// padding and a copy through the tile.
+		mmAsm(c, ldc, a, lda, bp, panelWidth, m, k, panelWidth/2, mode, nil)
+		return
+	}
 	// A partial panel (the last columns of B): go through a full-width tile.
 	var tile [6 * panelWidth]float32
 	for i := 0; i < m; i += 6 {

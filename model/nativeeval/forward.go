@@ -97,15 +97,15 @@ func (m *Model) LogProbs(ctx context.Context, tokens, targets []int32, opts Opti
 			defer pool.put(sc)
 			r0, nr := rb*rowBlock, min(rowBlock, L-rb*rowBlock)
 			rmsNormRows(sc.a, h[r0*D:], ly.norm1, nr, D, eps)
-			native.Gemm(sc.qkv, 3*D, sc.a, D, ly.wqkv, nr, false)
+			native.GemmPacked(sc.qkv, 3*D, sc.a, D, ly.wqkv, nr, false)
 			bufs.scatterRows(s, r0, nr, sc.qkv, sc.qkv[D:], sc.qkv[2*D:], 3*D)
 			if pl := ly.path; pl != nil {
 				if sc.pr == nil {
 					sc.pr = make([]float32, rowBlock*a.PathRank)
 				}
-				native.Gemm(sc.pr, a.PathRank, sc.a, D, pl.down, nr, false)
-				native.Gemm(pz[r0*D:], D, sc.pr, a.PathRank, pl.up, nr, false)
-				native.Gemm(pbg[r0*pl.nbg:], pl.nbg, sc.a, D, pl.wbg, nr, false)
+				native.GemmPacked(sc.pr, a.PathRank, sc.a, D, pl.down, nr, false)
+				native.GemmPacked(pz[r0*D:], D, sc.pr, a.PathRank, pl.up, nr, false)
+				native.GemmPacked(pbg[r0*pl.nbg:], pl.nbg, sc.a, D, pl.wbg, nr, false)
 			}
 		})
 		var diag *layerDiag
@@ -126,9 +126,9 @@ func (m *Model) LogProbs(ctx context.Context, tokens, targets []int32, opts Opti
 			defer pool.put(sc)
 			r0, nr := rb*rowBlock, min(rowBlock, L-rb*rowBlock)
 			hr := h[r0*D:]
-			native.Gemm(hr, D, att[r0*D:], D, ly.wo, nr, true) // h += attn wo
+			native.GemmPacked(hr, D, att[r0*D:], D, ly.wo, nr, true) // h += attn wo
 			rmsNormRows(sc.a, hr, ly.norm2, nr, D, eps)
-			native.Gemm(sc.hid, F, sc.a, D, ly.w1, nr, false)
+			native.GemmPacked(sc.hid, F, sc.a, D, ly.w1, nr, false)
 			for r := 0; r < nr; r++ {
 				row := sc.hid[r*F : (r+1)*F]
 				for c, b := range ly.b1 {
@@ -136,7 +136,7 @@ func (m *Model) LogProbs(ctx context.Context, tokens, targets []int32, opts Opti
 				}
 				native.GELU(row)
 			}
-			native.Gemm(hr, D, sc.hid, F, ly.w2, nr, true) // h += gelu(...) w2
+			native.GemmPacked(hr, D, sc.hid, F, ly.w2, nr, true) // h += gelu(...) w2
 			for r := 0; r < nr; r++ {
 				row := hr[r*D : (r+1)*D]
 				for c, b := range ly.b2 {
@@ -164,7 +164,7 @@ func (m *Model) LogProbs(ctx context.Context, tokens, targets []int32, opts Opti
 		defer pool.put(sc)
 		r0, nr := rb*rowBlock, min(rowBlock, L-rb*rowBlock)
 		rmsNormRows(sc.a, h[r0*D:], m.normf, nr, D, eps)
-		native.Gemm(sc.logits, vp, sc.a, D, m.unemb, nr, false)
+		native.GemmPacked(sc.logits, vp, sc.a, D, m.unemb, nr, false)
 		for r := 0; r < nr; r++ {
 			row := sc.logits[r*vp : (r+1)*vp]
 			if res.Logits != nil {

@@ -5,45 +5,34 @@ import (
 )
 
 // backward returns the gradient of f.loss with respect to every parameter
-// (Param order).
+// (Param order), in arena buffers.
 func (t *Trainer) backward(params [][]float32, f *tape) [][]float32 {
 	c := t.c
 	T, D, F, V, H := c.Context, c.DModel, c.DHidden, c.Vocab, c.Heads
 	N := f.N
 	grads := make([][]float32, len(t.params))
 	for i, p := range t.params {
-		grads[i] = make([]float32, size(p.Shape))
+		grads[i] = t.ar.zeros(size(p.Shape))
 	}
 	g := func(name string) []float32 { return grads[t.idx[name]] }
 
-	// Cross-entropy: d loss / d logits = (softmax - onehot) / N.
-	dlog := f.probs
-	invN := float32(1 / float64(N))
-	t.forRows(N, func(i0, i1 int) {
-		for i := i0; i < i1; i++ {
-			row := dlog[i*V : (i+1)*V]
-			row[f.targets[i]] -= 1
-			for j := range row {
-				row[j] *= invN
-			}
-		}
-	})
+	dlog := f.dlogits
 	native.MatMul(g("unembed"), f.af, dlog, D, N, V, true, false, false, t.workers)
-	daf := make([]float32, N*D)
+	daf := t.ar.raw(N * D)
 	native.MatMul(daf, dlog, t.param(params, "unembed"), N, V, D, false, true, false, t.workers)
-	dx := t.rmsNormBackward(daf, f.nf, f.invf, t.param(params, "normf"), g("normf"), N)
+	dx := t.rmsNormBackward(daf, f.nf, f.invf, t.param(params, "normf"), g("normf"), nil, N)
 
 	var dpsi []float32
 	if t.v.Learned {
-		dpsi = make([]float32, N*H*(D/H/2))
+		dpsi = t.ar.zeros(N * H * (D / H / 2))
 	}
 	for l := c.Layers - 1; l >= 0; l-- {
 		lt := &f.layers[l]
 		bg := func(name string) []float32 { return grads[t.idx[blockName(l, name)]] }
 		// MLP: x_out = xm + gelu(a2 w1 + b1) w2 + b2.
-		columnSums(bg("b2"), dx, N, D)
+		t.columnSums(bg("b2"), dx, N, D)
 		native.MatMul(bg("w2"), lt.gel, dx, F, N, D, true, false, false, t.workers)
-		du := make([]float32, N*F)
+		du := t.ar.raw(N * F)
 		native.MatMul(du, dx, t.param(params, blockName(l, "w2")), N, D, F, false, true, false, t.workers)
 		gelu := geluGrad
 		if broken == "gelu" {
@@ -54,33 +43,20 @@ func (t *Trainer) backward(params [][]float32, f *tape) [][]float32 {
 				du[e] *= gelu(lt.u[e], lt.th[e])
 			}
 		})
-		columnSums(bg("b1"), du, N, F)
+		t.columnSums(bg("b1"), du, N, F)
 		native.MatMul(bg("w1"), lt.a2, du, D, N, F, true, false, false, t.workers)
-		da2 := make([]float32, N*D)
+		da2 := t.ar.raw(N * D)
 		native.MatMul(da2, du, t.param(params, blockName(l, "w1")), N, F, D, false, true, false, t.workers)
-		dxm := t.rmsNormBackward(da2, lt.n2, lt.inv2, t.param(params, blockName(l, "norm2")), bg("norm2"), N)
-		for i := range dxm {
-			dxm[i] += dx[i]
-		}
+		dxm := t.rmsNormBackward(da2, lt.n2, lt.inv2, t.param(params, blockName(l, "norm2")), bg("norm2"), dx, N)
 		// Attention: xm = x + attn(norm1(x)).
 		da1 := t.attentionBackward(params, grads, l, lt, f, dxm, dpsi)
-		dxi := t.rmsNormBackward(da1, lt.n1, lt.inv1, t.param(params, blockName(l, "norm1")), bg("norm1"), N)
-		for i := range dxi {
-			dxi[i] += dxm[i]
-		}
-		dx = dxi
+		dx = t.rmsNormBackward(da1, lt.n1, lt.inv1, t.param(params, blockName(l, "norm1")), bg("norm1"), dxm, N)
 	}
-	// Embedding rows, scattered in position order (deterministic).
 	de := g("embed")
 	if broken == "embed" {
 		de = make([]float32, len(de))
 	}
-	for i, x := range f.tokens {
-		row := de[int(x)*D : (int(x)+1)*D]
-		for j, v := range dx[i*D : (i+1)*D] {
-			row[j] += v
-		}
-	}
+	t.embeddingGradient(de, dx, f.tokens)
 	if dpsi != nil && broken != "angles" {
 		t.angleGradient(g("angles"), dpsi, f.tokens, f.rows, T)
 	}
@@ -88,17 +64,21 @@ func (t *Trainer) backward(params [][]float32, f *tape) [][]float32 {
 }
 
 // rmsNormBackward takes da, the gradient of a = n * gain with n = x * inv,
-// adds the gain's gradient to dgain and returns the gradient of x:
+// adds the gain's gradient to dgain and returns the gradient of x plus res
+// (the residual branch's gradient; nil: none):
 // dx = inv (dn - n mean(dn n)), dn = da * gain.
-func (t *Trainer) rmsNormBackward(da, n, inv, gain, dgain []float32, N int) []float32 {
+func (t *Trainer) rmsNormBackward(da, n, inv, gain, dgain, res []float32, N int) []float32 {
 	D := len(gain)
-	for i := 0; i < N; i++ { // sequential: dgain is a sum over rows
-		ar, nr := da[i*D:(i+1)*D], n[i*D:(i+1)*D]
-		for j := range dgain {
-			dgain[j] += ar[j] * nr[j]
+	t.forCols(D, func(j0, j1 int) {
+		dg := dgain[j0:j1]
+		for i := 0; i < N; i++ {
+			ar, nr := da[i*D+j0:i*D+j1], n[i*D+j0:i*D+j1]
+			for j := range dg {
+				dg[j] += ar[j] * nr[j]
+			}
 		}
-	}
-	dx := make([]float32, N*D)
+	})
+	dx := t.ar.raw(N * D)
 	t.forRows(N, func(i0, i1 int) {
 		for i := i0; i < i1; i++ {
 			ar, nr, xr := da[i*D:(i+1)*D], n[i*D:(i+1)*D], dx[i*D:(i+1)*D]
@@ -112,8 +92,15 @@ func (t *Trainer) rmsNormBackward(da, n, inv, gain, dgain []float32, N int) []fl
 				dot = 0
 			}
 			r := inv[i]
+			if res == nil {
+				for j := range xr {
+					xr[j] = r * (xr[j] - nr[j]*dot)
+				}
+				continue
+			}
+			rr := res[i*D : (i+1)*D]
 			for j := range xr {
-				xr[j] = r * (xr[j] - nr[j]*dot)
+				xr[j] = r*(xr[j]-nr[j]*dot) + rr[j]
 			}
 		}
 	})
@@ -121,12 +108,33 @@ func (t *Trainer) rmsNormBackward(da, n, inv, gain, dgain []float32, N int) []fl
 }
 
 // columnSums adds the column sums of x (N x n) to dst, rows in order.
-func columnSums(dst, x []float32, N, n int) {
-	for i := 0; i < N; i++ {
-		for j, v := range x[i*n : (i+1)*n] {
-			dst[j] += v
+func (t *Trainer) columnSums(dst, x []float32, N, n int) {
+	t.forCols(n, func(j0, j1 int) {
+		d := dst[j0:j1]
+		for i := 0; i < N; i++ {
+			for j, v := range x[i*n+j0 : i*n+j1] {
+				d[j] += v
+			}
 		}
-	}
+	})
+}
+
+// embeddingGradient scatters dx's rows into the rows of their tokens,
+// each vocabulary block by one task in position order (deterministic,
+// whatever the workers).
+func (t *Trainer) embeddingGradient(de, dx []float32, tokens []int32) {
+	D := t.c.DModel
+	t.forCols(t.c.Vocab, func(v0, v1 int) {
+		for i, x := range tokens {
+			if int(x) < v0 || int(x) >= v1 {
+				continue
+			}
+			row := de[int(x)*D : (int(x)+1)*D]
+			for j, v := range dx[i*D : (i+1)*D] {
+				row[j] += v
+			}
+		}
+	})
 }
 
 // angleGradient turns the gradient of the accumulated angles psi[b, t] =

@@ -16,8 +16,21 @@
 // differences (grad_test.go), one step's gradients of every tensor and 200
 // steps of loss against the gomlx trainer (model/native_agree_test.go).
 //
-// Determinism: every reduction has one fixed order (matrix products through
-// native.MatMul, whose elements are each computed by one task; column sums
-// and scatters sequential), so the weights are bitwise the same for the same
-// inputs whatever the thread timing and the number of workers.
+// Determinism: every reduction has one fixed order that depends on the
+// data's shape, never on the workers (matrix products through native.Gemm,
+// whose elements are each computed by one tile; bias, gain and embedding
+// gradients by fixed column or vocabulary blocks, each summing its rows in
+// order; the gradient norm by fixed chunks summed in order), so the weights
+// are bitwise the same for the same inputs whatever the thread timing and
+// the number of workers (TestStepsWorkerIndependent).
+//
+// Speed (BenchmarkStepShapes, BenchmarkGemmPeak; the cpu profile's shape,
+// d 128, 2 layers, T 128, 2,048 tokens): v1 0.19 cpu-s/step (per-element
+// math.Exp/Tanh, head-major copies, a fresh buffer per product and
+// activation, serial reductions); v2 0.11-0.12 cpu-s/step, ~57 GFLOP per
+// cpu-second, half of what the kernels reach on one large product: vector
+// exp and tanh, heads as strided views, causal tiles skipped, a per-step
+// arena, pooled packing and a cache-friendly transpose. The packed
+// micro-kernels are now ~60% of the step; the rest is the transposes of
+// dW = X^T dY, packing and the elementwise passes.
 package nativetrain

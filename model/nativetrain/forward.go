@@ -9,16 +9,15 @@ import (
 )
 
 // layerTape is what one block's backward pass reads from its forward pass.
-// Row-major [N][D] unless said otherwise (N = rows x T positions).
+// Row-major [N][D] unless said otherwise (N = rows x T positions; D's
+// columns are H heads of d, so one head is a strided view).
 type layerTape struct {
-	x          []float32 // block input (residual stream)
 	n1, a1     []float32 // RMS-normalised input, and times the gain
 	inv1       []float32 // [N] 1/rms
-	q, k, v    []float32 // rotated as attention sees them, head-major [rows][H][T][d]
+	q, k, v    []float32 // rotated as attention sees them
 	p          []float32 // attention probabilities [rows][H][T][T]
-	o          []float32 // attention output, head-major, in the rotated frame
-	ou         []float32 // [N][D] output projection's input (o un-rotated under value transport)
-	xm         []float32 // residual stream after attention
+	o          []float32 // attention output in the rotated frame
+	ou         []float32 // output projection's input (o un-rotated under value transport, else o)
 	n2, a2     []float32
 	inv2       []float32
 	u, th, gel []float32 // [N][F] MLP pre-activation, tanh of the GELU's inner term, GELU output
@@ -26,21 +25,35 @@ type layerTape struct {
 
 // tape is a whole forward pass.
 type tape struct {
-	rows, N          int
-	tokens, targets  []int32
-	cos, sin         []float32 // [N][H][d] per pair, duplicated on both dims; nil: no rotation
-	layers           []layerTape
-	xf, nf, af, invf []float32
-	probs            []float32 // [N][V] softmax of the logits
-	loss             float32
+	rows, N         int
+	tokens, targets []int32
+	cos, sin        []float32 // [N][H][d] per pair, duplicated on both dims; nil: no rotation
+	layers          []layerTape
+	nf, af, invf    []float32
+	dlogits         []float32 // [N][V] d loss / d logits = (softmax - onehot) / N
+	loss            float32
 }
 
 // rowBlock is the number of positions one elementwise task covers.
 const rowBlock = 64
 
+// forRows runs body over fixed blocks of positions: each output element is
+// written by one block, so the result does not depend on the workers.
 func (t *Trainer) forRows(N int, body func(i0, i1 int)) {
 	native.ParallelFor((N+rowBlock-1)/rowBlock, t.workers, func(b int) {
 		body(b*rowBlock, min(N, (b+1)*rowBlock))
+	})
+}
+
+// colBlock is the number of columns one column-reduction task covers.
+const colBlock = 16
+
+// forCols runs body over fixed blocks of n columns, for reductions over
+// rows (bias and gain gradients): each task sums its columns over all rows
+// in row order, so neither the order nor the result depends on the workers.
+func (t *Trainer) forCols(n int, body func(j0, j1 int)) {
+	native.ParallelFor((n+colBlock-1)/colBlock, t.workers, func(b int) {
+		body(b*colBlock, min(n, (b+1)*colBlock))
 	})
 }
 
@@ -48,7 +61,7 @@ func (t *Trainer) forRows(N int, body func(i0, i1 int)) {
 func ParallelTensors(n, workers int, body func(i int)) { native.ParallelFor(n, workers, body) }
 
 // forward runs the model on rows windows; keep says whether the
-// activations are kept for backward (and the logits' softmax).
+// activations are kept for backward (and the logits' gradient).
 func (t *Trainer) forward(params [][]float32, tokens, targets []int32, rows int, keep bool) (*tape, error) {
 	c := t.c
 	T, D, F, V := c.Context, c.DModel, c.DHidden, c.Vocab
@@ -65,53 +78,52 @@ func (t *Trainer) forward(params [][]float32, tokens, targets []int32, rows int,
 		}
 	}
 	emb := t.param(params, "embed")
-	h := make([]float32, N*D)
-	for i, x := range tokens {
-		copy(h[i*D:(i+1)*D], emb[int(x)*D:(int(x)+1)*D])
-	}
+	h := t.ar.raw(N * D)
+	t.forRows(N, func(i0, i1 int) {
+		for i := i0; i < i1; i++ {
+			x := int(tokens[i])
+			copy(h[i*D:(i+1)*D], emb[x*D:(x+1)*D])
+		}
+	})
 	f.layers = make([]layerTape, c.Layers)
 	for l := range f.layers {
 		lt := &f.layers[l]
-		lt.x = h
 		lt.n1, lt.a1, lt.inv1 = t.rmsNorm(h, t.param(params, blockName(l, "norm1")), N)
-		att := t.attentionForward(params, l, lt, f, rows)
-		xm := make([]float32, N*D)
-		for i := range xm {
-			xm[i] = h[i] + att[i]
-		}
-		lt.xm = xm
+		xm := t.ar.raw(N * D)
+		copy(xm, h)
+		t.attentionForward(params, l, lt, f, rows, xm) // xm = h + attn(a1)
 		lt.n2, lt.a2, lt.inv2 = t.rmsNorm(xm, t.param(params, blockName(l, "norm2")), N)
-		lt.u = make([]float32, N*F)
+		lt.u = t.ar.raw(N * F)
 		native.MatMul(lt.u, lt.a2, t.param(params, blockName(l, "w1")), N, D, F, false, false, false, t.workers)
-		lt.th, lt.gel = make([]float32, N*F), make([]float32, N*F)
-		b1 := t.param(params, blockName(l, "b1"))
+		lt.th, lt.gel = t.ar.raw(N*F), t.ar.raw(N*F)
+		b1, b2 := t.param(params, blockName(l, "b1")), t.param(params, blockName(l, "b2"))
+		next := t.ar.raw(N * D)
 		t.forRows(N, func(i0, i1 int) {
 			for i := i0; i < i1; i++ {
-				u, th, g := lt.u[i*F:(i+1)*F], lt.th[i*F:(i+1)*F], lt.gel[i*F:(i+1)*F]
+				u := lt.u[i*F : (i+1)*F]
 				for j := range u {
 					u[j] += b1[j]
-					th[j], g[j] = geluFwd(u[j])
+				}
+				native.GELUTanh(u, lt.th[i*F:(i+1)*F], lt.gel[i*F:(i+1)*F])
+				nr, xr := next[i*D:(i+1)*D], xm[i*D:(i+1)*D]
+				for j := range nr {
+					nr[j] = xr[j] + b2[j]
 				}
 			}
 		})
-		out := make([]float32, N*D)
-		native.MatMul(out, lt.gel, t.param(params, blockName(l, "w2")), N, F, D, false, false, false, t.workers)
-		b2 := t.param(params, blockName(l, "b2"))
-		next := make([]float32, N*D)
-		for i := range next {
-			next[i] = xm[i] + out[i] + b2[i%D]
-		}
+		// next = xm + b2 + gelu(u) w2
+		native.MatMul(next, lt.gel, t.param(params, blockName(l, "w2")), N, F, D, false, false, true, t.workers)
 		h = next
 		if !keep {
 			f.layers[l] = layerTape{}
 		}
 	}
-	f.xf = h
 	f.nf, f.af, f.invf = t.rmsNorm(h, t.param(params, "normf"), N)
-	logits := make([]float32, N*V)
+	logits := t.ar.raw(N * V)
 	native.MatMul(logits, f.af, t.param(params, "unembed"), N, D, V, false, false, false, t.workers)
 	// Per-row loss terms in float64, summed in row order (deterministic).
 	rowLoss := make([]float64, N)
+	invN := float32(1 / float64(N))
 	t.forRows(N, func(i0, i1 int) {
 		for i := i0; i < i1; i++ {
 			z := logits[i*V : (i+1)*V]
@@ -120,16 +132,18 @@ func (t *Trainer) forward(params [][]float32, tokens, targets []int32, rows int,
 				mx = max(mx, x)
 			}
 			zt := float64(z[targets[i]] - mx)
-			var s float64
-			for j, x := range z {
-				e := math.Exp(float64(x - mx))
-				z[j] = float32(e)
-				s += e
+			s := native.ExpShift(z, mx)
+			rowLoss[i] = math.Log(float64(s)) - zt
+			if !keep {
+				continue
 			}
-			rowLoss[i] = math.Log(s) - zt
 			inv := 1 / s
 			for j := range z {
-				z[j] = float32(float64(z[j]) * inv)
+				z[j] *= inv
+			}
+			z[targets[i]] -= 1
+			for j := range z {
+				z[j] *= invN
 			}
 		}
 	})
@@ -139,7 +153,7 @@ func (t *Trainer) forward(params [][]float32, tokens, targets []int32, rows int,
 	}
 	f.loss = float32(sum / float64(N))
 	if keep {
-		f.probs = logits
+		f.dlogits = logits
 	}
 	return f, nil
 }
@@ -148,7 +162,7 @@ func (t *Trainer) forward(params [][]float32, tokens, targets []int32, rows int,
 // the per-row 1/rms.
 func (t *Trainer) rmsNorm(x, gain []float32, N int) (n, a, inv []float32) {
 	D := len(gain)
-	n, a, inv = make([]float32, N*D), make([]float32, N*D), make([]float32, N)
+	n, a, inv = t.ar.raw(N*D), t.ar.raw(N*D), t.ar.raw(N)
 	t.forRows(N, func(i0, i1 int) {
 		for i := i0; i < i1; i++ {
 			row := x[i*D : (i+1)*D]
@@ -169,12 +183,6 @@ func (t *Trainer) rmsNorm(x, gain []float32, N int) (n, a, inv []float32) {
 }
 
 const geluK = 0.7978845608028654 // sqrt(2/pi)
-
-// geluFwd returns tanh(k (u + 0.044715 u^3)) and the GELU 0.5 u (1 + tanh).
-func geluFwd(u float32) (th, g float32) {
-	th = float32(math.Tanh(float64(geluK * (u + 0.044715*u*u*u))))
-	return th, 0.5 * u * (1 + th)
-}
 
 // geluGrad is d GELU / du from u and the saved tanh.
 func geluGrad(u, th float32) float32 {

@@ -24,6 +24,7 @@ type Trainer struct {
 	idx     map[string]int
 	table   []float32 // fixed angle table of random-* variants (nil otherwise)
 	workers int
+	ar      arena // a step's buffers, reused by the next
 
 	p, m, vv [][]float32
 }
@@ -44,6 +45,28 @@ func New(c modelspec.Config, params []Param, table []float32, workers int) (*Tra
 	for i, p := range params {
 		t.idx[p.Name] = i
 	}
+	want := paramShapes(c, v)
+	if len(params) != len(want) {
+		return nil, fmt.Errorf("nativetrain: %s: got %d parameter tensors, want %d (the list of ARCHITECTURE.md)", c.Variant, len(params), len(want))
+	}
+	for name, shape := range want {
+		i, ok := t.idx[name]
+		if !ok {
+			return nil, fmt.Errorf("nativetrain: %s: parameter %q missing", c.Variant, name)
+		}
+		if fmt.Sprint(params[i].Shape) != fmt.Sprint(shape) {
+			return nil, fmt.Errorf("nativetrain: %s: parameter %q has shape %v, want %v", c.Variant, name, params[i].Shape, shape)
+		}
+	}
+	V, H := c.Vocab, c.Heads
+	if v.Rotation == modelspec.RotationAccumulated && !v.Learned && len(table) != V*H*(c.DModel/H/2) {
+		return nil, fmt.Errorf("nativetrain: %s: fixed angle table has %d values, want %d", c.Variant, len(table), V*H*(c.DModel/H/2))
+	}
+	return t, nil
+}
+
+// paramShapes is the tensor list of ARCHITECTURE.md for c: name -> shape.
+func paramShapes(c modelspec.Config, v modelspec.Variant) map[string][]int {
 	D, F, V, H := c.DModel, c.DHidden, c.Vocab, c.Heads
 	want := map[string][]int{"embed": {V, D}, "normf": {D}, "unembed": {D, V}}
 	for l := 0; l < c.Layers; l++ {
@@ -57,22 +80,7 @@ func New(c modelspec.Config, params []Param, table []float32, workers int) (*Tra
 	if v.Learned {
 		want["angles"] = []int{V, H, c.DModel / H / 2}
 	}
-	if len(params) != len(want) {
-		return nil, fmt.Errorf("nativetrain: %s: got %d parameter tensors, want %d (the list of ARCHITECTURE.md)", c.Variant, len(params), len(want))
-	}
-	for name, shape := range want {
-		i, ok := t.idx[name]
-		if !ok {
-			return nil, fmt.Errorf("nativetrain: %s: parameter %q missing", c.Variant, name)
-		}
-		if fmt.Sprint(params[i].Shape) != fmt.Sprint(shape) {
-			return nil, fmt.Errorf("nativetrain: %s: parameter %q has shape %v, want %v", c.Variant, name, params[i].Shape, shape)
-		}
-	}
-	if v.Rotation == modelspec.RotationAccumulated && !v.Learned && len(table) != V*H*(c.DModel/H/2) {
-		return nil, fmt.Errorf("nativetrain: %s: fixed angle table has %d values, want %d", c.Variant, len(table), V*H*(c.DModel/H/2))
-	}
-	return t, nil
+	return want
 }
 
 func blockName(l int, t string) string { return fmt.Sprintf("block%03d/%s", l, t) }
@@ -141,6 +149,19 @@ func (t *Trainer) checkBatch(tokens, targets []int32) (rows int, err error) {
 // with respect to every parameter (in Param order), at params (nil: the
 // trainer's current parameters).
 func (t *Trainer) Gradients(params [][]float32, tokens, targets []int32) (float32, [][]float32, error) {
+	loss, grads, err := t.gradients(params, tokens, targets)
+	if err != nil {
+		return 0, nil, err
+	}
+	out := make([][]float32, len(grads))
+	for i, g := range grads {
+		out[i] = append([]float32(nil), g...)
+	}
+	return loss, out, nil
+}
+
+// gradients is Gradients in the trainer's arena: valid until the next step.
+func (t *Trainer) gradients(params [][]float32, tokens, targets []int32) (float32, [][]float32, error) {
 	if params == nil {
 		params = t.p
 	}
@@ -148,6 +169,7 @@ func (t *Trainer) Gradients(params [][]float32, tokens, targets []int32) (float3
 	if err != nil {
 		return 0, nil, err
 	}
+	t.ar.reset()
 	f, err := t.forward(params, tokens, targets, rows, true)
 	if err != nil {
 		return 0, nil, err
@@ -161,6 +183,7 @@ func (t *Trainer) EvalLoss(tokens, targets []int32) (float32, error) {
 	if err != nil {
 		return 0, err
 	}
+	t.ar.reset()
 	f, err := t.forward(t.p, tokens, targets, rows, false)
 	if err != nil {
 		return 0, err
@@ -175,7 +198,7 @@ func (t *Trainer) Step(lr, bc1, bc2 float32, tokens, targets []int32) (loss, gno
 	if t.p == nil {
 		return 0, 0, fmt.Errorf("nativetrain: %s: Step before SetState", t.c.Variant)
 	}
-	loss, grads, err := t.Gradients(nil, tokens, targets)
+	loss, grads, err := t.gradients(nil, tokens, targets)
 	if err != nil {
 		return 0, 0, err
 	}
@@ -183,14 +206,32 @@ func (t *Trainer) Step(lr, bc1, bc2 float32, tokens, targets []int32) (loss, gno
 	return loss, gnorm, nil
 }
 
+// adamChunk is the number of elements one optimizer task covers.
+const adamChunk = 1 << 14
+
 // adamW mirrors package model's adamW (the same float32 operations in the
-// same order) and returns the pre-clip norm.
+// same order) and returns the pre-clip norm. Work is cut into fixed chunks
+// of each tensor; the squared norm is summed per chunk and the chunks in
+// order, so the result does not depend on the workers.
 func (t *Trainer) adamW(grads [][]float32, lr, bc1, bc2 float32) float32 {
-	var sq float64
-	for _, g := range grads {
-		for _, x := range g {
+	type chunk struct{ i, j0, j1 int }
+	var chunks []chunk
+	for i, g := range grads {
+		for j0 := 0; j0 < len(g); j0 += adamChunk {
+			chunks = append(chunks, chunk{i, j0, min(len(g), j0+adamChunk)})
+		}
+	}
+	part := make([]float64, len(chunks))
+	ParallelTensors(len(chunks), t.workers, func(c int) {
+		var sq float64
+		for _, x := range grads[chunks[c].i][chunks[c].j0:chunks[c].j1] {
 			sq += float64(x) * float64(x)
 		}
+		part[c] = sq
+	})
+	var sq float64
+	for _, x := range part {
+		sq += x
 	}
 	gnorm := float32(math.Sqrt(sq))
 	scale := float32(1)
@@ -200,13 +241,16 @@ func (t *Trainer) adamW(grads [][]float32, lr, bc1, bc2 float32) float32 {
 	const b1, b2 = float32(modelspec.AdamBeta1), float32(modelspec.AdamBeta2)
 	eps := float32(modelspec.AdamEps)
 	lrwd := lr * float32(t.c.WeightDecay)
-	ParallelTensors(len(grads), t.workers, func(i int) {
-		p, m, v, g := t.p[i], t.m[i], t.vv[i], grads[i]
+	ParallelTensors(len(chunks), t.workers, func(c int) {
+		i, j0, j1 := chunks[c].i, chunks[c].j0, chunks[c].j1
+		p, m, v, g := t.p[i][j0:j1], t.m[i][j0:j1], t.vv[i][j0:j1], grads[i][j0:j1]
 		decay := t.params[i].Decay && t.c.WeightDecay > 0
 		for j := range p {
 			gj := g[j] * scale
 			m1 := m[j]*b1 + gj*(1-b1)
 			v1 := v[j]*b2 + gj*gj*(1-b2)
+			// float32(math.Sqrt(float64(x))) compiles to one SQRTSS and is
+			// the correctly rounded float32 square root.
 			step := (m1 / bc1) / (float32(math.Sqrt(float64(v1/bc2))) + eps)
 			p1 := p[j] - step*lr
 			if decay {

@@ -1,0 +1,202 @@
+package native
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+)
+
+// TestGemmAPI checks Gemm against a float64 product for every operand
+// layout (transposes, strides wider than the rows, accumulate) and every
+// triangular structure, at odd sizes that exercise partial panels, the
+// 32-wide path and the row tails, with both kernel sets.
+func TestGemmAPI(t *testing.T) {
+	forEachKernelSet(t, func(t *testing.T) {
+		r := rand.New(rand.NewPCG(7, 8))
+		for _, sz := range [][3]int{{1, 1, 1}, {5, 3, 7}, {64, 32, 64}, {67, 67, 32}, {130, 37, 130}, {100, 129, 257}} {
+			m, k, n := sz[0], sz[1], sz[2]
+			for _, tri := range []Tri{Dense, LowerC, LowerA, UpperA} {
+				if tri == LowerC && m != n || tri != LowerC && tri != Dense && m != k {
+					continue
+				}
+				for _, ta := range []bool{false, true} {
+					for _, tb := range []bool{false, true} {
+						for _, acc := range []bool{false, true} {
+							name := fmt.Sprintf("%dx%dx%d/tri%d/ta=%v/tb=%v/acc=%v", m, k, n, tri, ta, tb, acc)
+							checkGemm(t, r, name, m, k, n, tri, ta, tb, acc)
+						}
+					}
+				}
+			}
+		}
+	})
+}
+
+func checkGemm(t *testing.T, r *rand.Rand, name string, m, k, n int, tri Tri, ta, tb, acc bool) {
+	t.Helper()
+	// op(A)[i][kk] and op(B)[kk][j] in float64, zero where tri says so.
+	opA := make([]float64, m*k)
+	for i := range m {
+		for kk := range k {
+			if tri == LowerA && kk > i || tri == UpperA && kk < i {
+				continue
+			}
+			opA[i*k+kk] = r.NormFloat64()
+		}
+	}
+	opB := make([]float64, k*n)
+	for i := range opB {
+		opB[i] = r.NormFloat64()
+	}
+	// Stored with a leading dimension 3 wider than the rows.
+	store := func(x []float64, rows, cols int, trans bool) ([]float32, int) {
+		if trans {
+			rows, cols = cols, rows
+		}
+		ld := cols + 3
+		s := make([]float32, rows*ld)
+		for i := range rows {
+			for j := range cols {
+				if trans {
+					s[i*ld+j] = float32(x[j*rows+i])
+				} else {
+					s[i*ld+j] = float32(x[i*cols+j])
+				}
+			}
+		}
+		return s, ld
+	}
+	a, lda := store(opA, m, k, ta)
+	b, ldb := store(opB, k, n, tb)
+	ldc := n + 5
+	c := randSlice(r, m*ldc, 1)
+	c0 := slices.Clone(c)
+	Gemm{C: c, A: a, B: b, M: m, K: k, N: n, Ldc: ldc, Lda: lda, Ldb: ldb, TA: ta, TB: tb, Acc: acc, Tri: tri, Workers: 3}.Run()
+	for i := range m {
+		for j := range ldc {
+			got := float64(c[i*ldc+j])
+			if j >= n {
+				if got != float64(c0[i*ldc+j]) {
+					t.Fatalf("%s: c[%d][%d] beyond n changed", name, i, j)
+				}
+				continue
+			}
+			if tri == LowerC && j > i {
+				continue
+			}
+			var want, mag float64
+			if acc {
+				want, mag = float64(c0[i*ldc+j]), math.Abs(float64(c0[i*ldc+j]))
+			}
+			for kk := range k {
+				x := float64(float32(opA[i*k+kk])) * float64(float32(opB[kk*n+j]))
+				want += x
+				mag += math.Abs(x)
+			}
+			if math.Abs(got-want) > tolDot*mag+1e-30 {
+				t.Fatalf("%s: c[%d][%d] = %g, want %g", name, i, j, got, want)
+			}
+		}
+	}
+}
+
+// TestMatMulWorkerIndependent: the product is bitwise the same for 1, 2, 3
+// and 8 workers (the tiles, not the workers, fix every reduction).
+func TestMatMulWorkerIndependent(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 10))
+	for _, sz := range [][3]int{{130, 2048, 96}, {2048, 128, 257}, {300, 77, 300}} {
+		m, k, n := sz[0], sz[1], sz[2]
+		for _, ta := range []bool{false, true} {
+			a, b := randSlice(r, m*k, 1), randSlice(r, k*n, 1)
+			var first []float32
+			for _, w := range []int{1, 2, 3, 8} {
+				c := make([]float32, m*n)
+				MatMul(c, a, b, m, k, n, ta, false, false, w)
+				if first == nil {
+					first = c
+				} else if !slices.Equal(c, first) {
+					t.Fatalf("%dx%dx%d ta=%v: %d workers differ from 1", m, k, n, ta, w)
+				}
+			}
+		}
+	}
+}
+
+func TestTranspose(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 12))
+	for _, sz := range [][2]int{{1, 1}, {7, 9}, {8, 8}, {65, 130}, {300, 17}} {
+		rows, cols := sz[0], sz[1]
+		x := randSlice(r, rows*cols, 1)
+		for _, w := range []int{1, 3} {
+			dst := make([]float32, rows*cols)
+			transposeInto(dst, rows, x, cols, rows, cols, w)
+			for i := range rows {
+				for j := range cols {
+					if dst[j*rows+i] != x[i*cols+j] {
+						t.Fatalf("%dx%d workers=%d: [%d][%d] wrong", rows, cols, w, i, j)
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestExpShiftAPI: any length (the vector part and the scalar tail), each
+// value within 4e-7 relative of float64 exp, the sum within 1e-5.
+func TestExpShiftAPI(t *testing.T) {
+	forEachKernelSet(t, func(t *testing.T) {
+		r := rand.New(rand.NewPCG(13, 14))
+		for _, n := range []int{1, 15, 16, 17, 257, 1000} {
+			x := randSlice(r, n, 4)
+			in := slices.Clone(x)
+			m := float32(1.5)
+			sum := ExpShift(x, m)
+			var want float64
+			for i, v := range in {
+				e := math.Exp(float64(v - m))
+				want += e
+				if math.Abs(float64(x[i])-e) > 4e-7*e {
+					t.Fatalf("n=%d: exp(%g) = %g, want %g", n, v-m, x[i], e)
+				}
+			}
+			if math.Abs(float64(sum)-want) > 1e-5*want {
+				t.Fatalf("n=%d: sum = %g, want %g", n, sum, want)
+			}
+		}
+	})
+}
+
+// TestGELUTanh: tanh within 3e-7 absolute and the GELU within 3e-7 |u| of
+// float64, over the active range, the saturated tails and odd lengths.
+func TestGELUTanh(t *testing.T) {
+	forEachKernelSet(t, func(t *testing.T) {
+		var u []float32
+		for x := float32(-12); x <= 12; x += 0.0137 {
+			u = append(u, x)
+		}
+		u = append(u, 0, 1e-30, -1e-30, 40, -40, 7)
+		th, g := make([]float32, len(u)), make([]float32, len(u))
+		GELUTanh(u, th, g)
+		for i, x := range u {
+			v := float64(x)
+			wt := math.Tanh(math.Sqrt(2/math.Pi) * (v + 0.044715*v*v*v))
+			if math.Abs(float64(th[i])-wt) > 3e-7 {
+				t.Fatalf("tanh at u=%g: %g, want %g", x, th[i], wt)
+			}
+			if wg := 0.5 * v * (1 + wt); math.Abs(float64(g[i])-wg) > 3e-7*math.Abs(v)+1e-37 {
+				t.Fatalf("gelu(%g) = %g, want %g", x, g[i], wg)
+			}
+		}
+	})
+}
+
+func BenchmarkTranspose(b *testing.B) {
+	x := make([]float32, 2048*128)
+	dst := make([]float32, len(x))
+	b.SetBytes(int64(4 * len(x)))
+	for b.Loop() {
+		transposeInto(dst, 2048, x, 128, 2048, 128, 1)
+	}
+}
