@@ -61,7 +61,16 @@ func float64Grads(t *testing.T, c Config, specs []paramSpec, vals [][]float32, t
 // attention and rotations matter) at the smoke context.
 func agreeCase(t *testing.T, variant string) (Config, []paramSpec, [][]float32, []int32, []int32) {
 	t.Helper()
+	return agreeCaseAt(t, variant, 0)
+}
+
+// agreeCaseAt is agreeCase at context T (0: the smoke context).
+func agreeCaseAt(t *testing.T, variant string, T int) (Config, []paramSpec, [][]float32, []int32, []int32) {
+	t.Helper()
 	set, c := randomSet(t, variant)
+	if T > 0 {
+		c.Context = T
+	}
 	c.Trainer = modelspec.TrainerNative
 	specs := paramSpecs(c)
 	vals := make([][]float32, len(specs))
@@ -81,24 +90,31 @@ func agreeCase(t *testing.T, variant string) (Config, []paramSpec, [][]float32, 
 
 func TestNativeGradientsMatchGomlx(t *testing.T) {
 	for _, v := range modelspec.Variants() {
-		t.Run(v, func(t *testing.T) {
-			c, specs, vals, tok, tgt := agreeCase(t, v)
-			want, wantG := float64Grads(t, c, specs, vals, tok, tgt, 2, c.Context)
-			tr, err := nativetrain.New(c, nativeParams(c), fixedAngles(c), 0)
-			if err != nil {
-				t.Fatal(err)
-			}
-			loss, grads, err := tr.Gradients(vals, tok, tgt)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if d := math.Abs(float64(loss) - want); d > 1e-5*math.Max(1, want) {
-				t.Errorf("loss: native %.7g, gomlx float64 %.7g", loss, want)
-			}
-			worst, _ := gradError(t, specs, grads, wantG, true)
-			t.Logf("loss %.6f; worst tensor error %.2g of its largest element", loss, worst)
-		})
+		t.Run(v, func(t *testing.T) { checkNativeGradients(t, v, 0) })
 	}
+	// A context of 130 crosses two 64-column panels and ends in a partial
+	// one: the causal tile skipping of the T x T products is exercised.
+	for _, v := range []string{"alibi", "learned-qkv"} {
+		t.Run(v+"/T=130", func(t *testing.T) { checkNativeGradients(t, v, 130) })
+	}
+}
+
+func checkNativeGradients(t *testing.T, v string, T int) {
+	c, specs, vals, tok, tgt := agreeCaseAt(t, v, T)
+	want, wantG := float64Grads(t, c, specs, vals, tok, tgt, 2, c.Context)
+	tr, err := nativetrain.New(c, nativeParams(c), fixedAngles(c), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	loss, grads, err := tr.Gradients(vals, tok, tgt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := math.Abs(float64(loss) - want); d > 1e-5*math.Max(1, want) {
+		t.Errorf("loss: native %.7g, gomlx float64 %.7g", loss, want)
+	}
+	worst, _ := gradError(t, specs, grads, wantG, true)
+	t.Logf("loss %.6f; worst tensor error %.2g of its largest element", loss, worst)
 }
 
 // gradError is the largest per-tensor relative gradient error; report
