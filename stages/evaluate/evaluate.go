@@ -16,8 +16,12 @@ type Result struct {
 	Profile string `json:"profile"`
 	// Corpus names the evaluation corpus (Config.Corpus); empty: the
 	// training corpus's held-out split.
-	Corpus   string `json:"corpus,omitempty"`
-	Protocol Config `json:"protocol"`
+	Corpus string `json:"corpus,omitempty"`
+	// The evaluation set: its source, tokens and documents.
+	Source    string `json:"source"`
+	Tokens    int64  `json:"tokens"`
+	Documents int    `json:"documents"`
+	Protocol  Config `json:"protocol"`
 	// Lengths are the primary protocol's (ProtocolRandom) results.
 	Lengths []LengthResult `json:"lengths"`
 	// Protocols are the results of Config.Protocols, in that order.
@@ -155,7 +159,9 @@ func evaluate(rc *pipeline.RunContext, cfg Config, set *weights.Set, ds *tokeniz
 	for _, mult := range cfg.Multipliers {
 		s.total += passes * int64(cfg.Windows*mult*cfg.Context)
 	}
-	res := &Result{Variant: cfg.Variant, Profile: cfg.Profile, Corpus: cfg.Corpus, Protocol: cfg}
+	info := ds.Info()
+	res := &Result{Variant: cfg.Variant, Profile: cfg.Profile, Corpus: cfg.Corpus, Protocol: cfg, Source: info.Source,
+		Tokens: info.Splits[tokenize.SplitHeldOut].Tokens, Documents: info.Splits[tokenize.SplitHeldOut].Documents}
 	for _, p := range protos {
 		res.Protocols = append(res.Protocols, ProtocolResult{Protocol: p.Name, Description: p.Describe()})
 	}
