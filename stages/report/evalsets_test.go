@@ -43,7 +43,7 @@ func TestEvalSetTables(t *testing.T) {
 		"| rope | 3.000 [2.900, 3.100] | 1.00 [0.99, 1.01] | 0.97 [0.96, 0.98] | 0.95 [0.94, 0.96] |",
 		"| alibi | 3.000 [2.900, 3.100] | 1.00 [0.99, 1.01] | - |",
 		"Not evaluated: L = 128: no document holds 129 tokens.",
-		"## Evaluation corpora", "### `wiki.jsonl`\n\ncorpus: wiki.jsonl: 5000 tokens in 7 documents.",
+		"## Evaluation corpora", "### `wiki.jsonl`\n\nSource `corpus: wiki.jsonl`: 5000 tokens, 7 document(s).",
 		"| rope | 3.000 [2.900, 3.100] | 1.00 [0.99, 1.01] | 1.70 [1.69, 1.71] | 3.25 [3.24, 3.26] |",
 		"#### `sliding:16`", "| rope | 3.000 [2.900, 3.100] | 1.00 [0.99, 1.01] | 0.90 [0.89, 0.91] | 0.80 [0.79, 0.81] |",
 		"### `absent`\n\nNo evaluation results for this corpus in the plan.",
