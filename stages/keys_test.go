@@ -86,6 +86,10 @@ func TestCodeSaltBoundaries(t *testing.T) {
 			"the kernels serve both the trainer and the evaluator"},
 		{"routebench/stages/evaluate/stats.go", []string{"evaluate", "report"}, []string{"train", "tokenize"},
 			"evaluation statistics cannot change a weight"},
+		{"routebench/stages/evaluate/protocol.go", []string{"evaluate", "report"}, []string{"train", "tokenize"},
+			"an evaluation protocol cannot change a weight"},
+		{"routebench/stages/evalcorpus.go", nil, []string{"tokenize", "train", "evaluate", "theory", "bench", "report"},
+			"evaluation corpora reach keys through their stages' configs"},
 		{"routebench/stages/profile.go", nil, []string{"tokenize", "train", "evaluate", "theory", "bench", "report"},
 			"profile defaults reach keys through config values, not code"},
 	} {

@@ -49,6 +49,18 @@ func Build(p Profile) (*pipeline.Plan, error) {
 	}
 	all := []*pipeline.Stage{tok}
 	in := report.Inputs{Train: map[string]*pipeline.Stage{}, Evaluate: map[string]*pipeline.Stage{}}
+	corpora, err := evalCorpora(p)
+	if err != nil {
+		return nil, err
+	}
+	evalToks := make([]*pipeline.Stage, len(corpora))
+	for i, c := range corpora {
+		if evalToks[i], err = evalTokenizeStage(p, c); err != nil {
+			return nil, err
+		}
+		all = append(all, evalToks[i])
+		in.EvalCorpora = append(in.EvalCorpora, report.EvalCorpus{Name: c.Name, Evaluate: map[string]*pipeline.Stage{}})
+	}
 	for _, v := range variants {
 		cfg := p.Train
 		cfg.Variant, cfg.Profile, cfg.Vocab, cfg.Backend = v, p.Name, vocab, backendOf(p)
@@ -60,6 +72,7 @@ func Build(p Profile) (*pipeline.Plan, error) {
 			return nil, fmt.Errorf("profile %s: %w", p.Name, err)
 		}
 		evCfg := evaluate.NewConfig(v, p.Name, cfg.Context, p.LengthMultipliers, p.Windows, p.EvalSeed)
+		evCfg.Protocols = p.EvalProtocols
 		if err := evCfg.Validate(); err != nil {
 			return nil, fmt.Errorf("profile %s: %w", p.Name, err)
 		}
@@ -67,6 +80,15 @@ func Build(p Profile) (*pipeline.Plan, error) {
 		ev := evaluate.Stage(evCfg, tok, tr)
 		in.Train[v], in.Evaluate[v] = tr, ev
 		all = append(all, tr, ev)
+		// The same trained weights on each evaluation corpus: its own
+		// shards, the same protocol.
+		for i, c := range corpora {
+			cc := evCfg
+			cc.Corpus = c.Name
+			ce := evaluate.Stage(cc, evalToks[i], tr)
+			in.EvalCorpora[i].Evaluate[v] = ce
+			all = append(all, ce)
+		}
 	}
 	th, err := theory.Stage(p.Theory)
 	if err != nil {
@@ -75,7 +97,11 @@ func Build(p Profile) (*pipeline.Plan, error) {
 	in.Theory = th
 	in.Bench = bench.Stage(bench.NewConfig(p.BenchLengths, p.BenchCount))
 	all = append(all, th, in.Bench)
-	all = append(all, report.Stage(report.Config{Profile: p.Name, Variants: variants, Commit: commit()}, in))
+	rcfg := report.Config{Profile: p.Name, Variants: variants, Commit: commit()}
+	for _, c := range corpora {
+		rcfg.EvalCorpora = append(rcfg.EvalCorpora, c.Name)
+	}
+	all = append(all, report.Stage(rcfg, in))
 	return pipeline.NewPlan(p.Name, all)
 }
 

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"routebench/modelspec"
+	"routebench/stages/evaluate"
 	"routebench/stages/theory"
 )
 
@@ -40,6 +41,16 @@ type Profile struct {
 	LengthMultipliers []int  `json:"length_multipliers"` // evaluation lengths = T x these
 	Windows           int    `json:"windows"`            // windows per length
 	EvalSeed          uint64 `json:"eval_seed"`
+	// EvalProtocols are evaluated beside the primary protocol (random
+	// windows, every position scored) on every evaluation set: "windows"
+	// (inside documents), "sliding:S" (score each window's last S
+	// positions), "windows+sliding:S"; see evaluate.ParseProtocol.
+	EvalProtocols []string `json:"eval_protocols"`
+	// EvalCorpora are further evaluation sets, each "PATH" or "NAME=PATH"
+	// (a file, directory or glob, as in corpus): tokenized on their own with
+	// the training tokenizer, every document evaluation text, and evaluated
+	// by every trained model; nothing trains on them (--eval-corpus).
+	EvalCorpora []string `json:"eval_corpora"`
 	// Theory is the theory stage's configuration (theory.SmokeConfig or
 	// theory.CPUConfig, overridable field by field).
 	Theory theory.Config `json:"theory"`
@@ -86,18 +97,23 @@ func builtin() map[string]Profile {
 	paper.CheckpointEvery, paper.EvalEvery, paper.EvalBatches = 1000, 1000, 16
 
 	long := []int{1, 2, 4, 8, 16, 32, 64, 128}
+	// Sliding-window scoring at stride T/2 beside the primary protocol: it
+	// scores the primary windows' last T/2 positions, so it costs no forward
+	// pass (cpu, 2 loaded cores: 108 s without, 123 s with, the difference
+	// within the machine's noise; "windows" would double the time: 264 s).
 	return map[string]Profile{
 		"smoke": {
 			Name: "smoke", Tokenizer: "bytes", Train: smoke,
-			LengthMultipliers: []int{1, 2, 4, 8}, Windows: 4, EvalSeed: 7, Theory: theory.SmokeConfig(), BenchCount: 1, BenchLengths: []int{1024},
+			LengthMultipliers: []int{1, 2, 4, 8}, Windows: 4, EvalSeed: 7, EvalProtocols: []string{"sliding:16"},
+			Theory: theory.SmokeConfig(), BenchCount: 1, BenchLengths: []int{1024},
 		},
 		"cpu": {
 			Name: "cpu", Tokenizer: "bytes", Train: cpu,
-			LengthMultipliers: long, Windows: 16, EvalSeed: 7, Theory: theory.CPUConfig(), BenchCount: 5, BenchLengths: []int{1024, 4096},
+			LengthMultipliers: long, Windows: 16, EvalSeed: 7, EvalProtocols: []string{"sliding:64"}, Theory: theory.CPUConfig(), BenchCount: 5, BenchLengths: []int{1024, 4096},
 		},
 		"paper": {
 			Name: "paper", Tokenizer: "gpt2", Train: paper,
-			LengthMultipliers: long, Windows: 16, EvalSeed: 7, Theory: theory.CPUConfig(), BenchCount: 5, BenchLengths: []int{1024, 4096},
+			LengthMultipliers: long, Windows: 16, EvalSeed: 7, EvalProtocols: []string{"sliding:256"}, Theory: theory.CPUConfig(), BenchCount: 5, BenchLengths: []int{1024, 4096},
 		},
 	}
 }
@@ -124,6 +140,8 @@ type Overrides struct {
 	Config string   // a JSON file of fields (--config); may be empty
 	Set    []string // key=value assignments (--set), see SetPatch
 	Corpus []string // replaces the corpus field when non-empty (--corpus)
+	// EvalCorpus replaces the eval_corpora field when non-empty (--eval-corpus).
+	EvalCorpus []string
 }
 
 // LoadProfileWith returns a built-in profile with the overrides applied.
@@ -161,6 +179,9 @@ func LoadProfileWith(name string, o Overrides) (Profile, error) {
 	if len(o.Corpus) > 0 {
 		p.Corpus = append([]string(nil), o.Corpus...)
 	}
+	if len(o.EvalCorpus) > 0 {
+		p.EvalCorpora = append([]string(nil), o.EvalCorpus...)
+	}
 	return p, p.validate()
 }
 
@@ -184,6 +205,11 @@ func (p Profile) validate() error {
 	for i, m := range p.LengthMultipliers {
 		if m <= 0 || (i > 0 && m <= p.LengthMultipliers[i-1]) {
 			return fmt.Errorf("profile %s: length_multipliers %v must be positive and increasing", p.Name, p.LengthMultipliers)
+		}
+	}
+	for _, s := range p.EvalProtocols {
+		if _, err := evaluate.ParseProtocol(s); err != nil {
+			return fmt.Errorf("profile %s: eval_protocols: %w", p.Name, err)
 		}
 	}
 	if p.BenchCount <= 0 || len(p.BenchLengths) == 0 {

@@ -19,7 +19,7 @@ import (
 type common struct {
 	profile, config, store, out, backend string
 	force                                multiFlag
-	set, corpus                          multiFlag // profile overrides, see stages.Overrides
+	set, corpus, evalCorpus              multiFlag // profile overrides, see stages.Overrides
 	debugKey                             bool
 	fs                                   *flag.FlagSet
 	args                                 []string // positional arguments (stage names)
@@ -45,6 +45,7 @@ func parseCommonWith(name string, args []string, extra func(*flag.FlagSet)) (*co
 	c.fs.StringVar(&c.config, "config", "", "profile overrides (JSON)")
 	c.fs.Var(&c.set, "set", "profile override key=value; repeatable")
 	c.fs.Var(&c.corpus, "corpus", "corpus file, directory or glob; repeatable")
+	c.fs.Var(&c.evalCorpus, "eval-corpus", "evaluation corpus: file, directory or glob, or NAME=PATH; repeatable")
 	c.fs.StringVar(&c.store, "store", "", "artifact store directory")
 	c.fs.StringVar(&c.out, "out", "", "export directory")
 	c.fs.StringVar(&c.backend, "backend", "", "training backend")
@@ -99,7 +100,7 @@ func (c *common) outDir() string {
 }
 
 func (c *common) overrides() stages.Overrides {
-	return stages.Overrides{Config: c.config, Set: c.set, Corpus: c.corpus}
+	return stages.Overrides{Config: c.config, Set: c.set, Corpus: c.corpus, EvalCorpus: c.evalCorpus}
 }
 
 // setup opens the store and builds the profile's plan and a runner.

@@ -42,7 +42,9 @@ func currentResults(c *common) (*ci.Baseline, error) {
 			if err := readArtifactJSON(a, evaluate.ResultFile, &res); err != nil {
 				return nil, err
 			}
-			evals[res.Variant] = &res
+			if res.Corpus == "" { // the baseline holds the held-out split's results
+				evals[res.Variant] = &res
+			}
 		case name == theory.Kind:
 			var sum theory.Summary
 			if err := readArtifactJSON(a, theory.SummaryFile, &sum); err != nil {

@@ -44,6 +44,9 @@ common flags (after the command):
                        (sigma_min, steps); lists as 1,2,4 or [1,2,4]
   --corpus PATH        the corpus: a file, directory or glob (.txt, .jsonl, .parquet, .xz);
                        repeatable; replaces the profile's corpus field
+  --eval-corpus PATH   also evaluate the trained models on this text (file, directory or glob;
+                       NAME=PATH names it); repeatable, one evaluation set each; replaces
+                       the profile's eval_corpora field; never retrains
   --store DIR          artifact store (default $ROUTEBENCH_STORE or .routebench/store)
   --backend NAME       training backend: go (default) or xla:/abs/path/plugin.so (GPU binary)
   --force STAGE        rerun a stage (name or kind) even if cached; repeatable

@@ -36,7 +36,7 @@ type planStage struct {
 type planOutput struct {
 	Profile string      `json:"profile"`
 	Store   string      `json:"store"`
-	Dir     string      `json:"dir"` // where the commands run (relative --config and --corpus paths)
+	Dir     string      `json:"dir"` // where the commands run (relative --config, --corpus and --eval-corpus paths)
 	Levels  int         `json:"levels"`
 	Stages  []planStage `json:"stages"`
 }
@@ -117,6 +117,9 @@ func (c *common) runArgv(stage, store string) []string {
 	}
 	for _, p := range c.corpus {
 		argv = append(argv, "--corpus", p)
+	}
+	for _, p := range c.evalCorpus {
+		argv = append(argv, "--eval-corpus", p)
 	}
 	if c.backend != "" {
 		argv = append(argv, "--backend", c.backend)

@@ -137,6 +137,26 @@ func TestCorpusFlag(t *testing.T) {
 	}
 }
 
+// --eval-corpus is the eval_corpora field; it adds a tokenize@<name> stage
+// (keyed by the file's content) and keeps the training corpus's key.
+func TestEvalCorpusFlag(t *testing.T) {
+	dir := t.TempDir()
+	a, e := filepath.Join(dir, "a.txt"), filepath.Join(dir, "e.txt")
+	os.WriteFile(a, []byte("one document"), 0o644)
+	os.WriteFile(e, []byte("evaluation text"), 0o644)
+	store := filepath.Join(dir, "store")
+	plain := statusKeys(t, "--profile", "smoke", "--corpus", a, "--store", store)
+	byFlag := statusKeys(t, "--profile", "smoke", "--corpus", a, "--eval-corpus", "ev="+e, "--store", store)
+	bySet := statusKeys(t, "--profile", "smoke", "--corpus", a, "--set", "eval_corpora=ev="+e, "--store", store)
+	if byFlag["tokenize@ev"] == "" || byFlag["tokenize"] != plain["tokenize"] || !reflect.DeepEqual(byFlag, bySet) {
+		t.Fatalf("--eval-corpus keys %v, --set eval_corpora= keys %v, without: %v", byFlag, bySet, plain)
+	}
+	os.WriteFile(e, []byte("other evaluation text"), 0o644)
+	if other := statusKeys(t, "--profile", "smoke", "--corpus", a, "--eval-corpus", "ev="+e, "--store", store); other["tokenize@ev"] == byFlag["tokenize@ev"] {
+		t.Fatal("the tokenize@ev key does not follow the --eval-corpus file's content")
+	}
+}
+
 // A command survives sh: what the shell passes on is argv.
 func TestShellJoin(t *testing.T) {
 	argv := []string{"routebench", "run", "train/rope", "--set", `variants=["rope","alibi"]`, "--config", "my file's.json", "--set", "bench_lengths="}

@@ -12,20 +12,48 @@ import (
 
 // Result is the content of eval.json.
 type Result struct {
-	Variant  string         `json:"variant"`
-	Profile  string         `json:"profile"`
-	Protocol Config         `json:"protocol"`
-	Lengths  []LengthResult `json:"lengths"`
+	Variant string `json:"variant"`
+	Profile string `json:"profile"`
+	// Corpus names the evaluation corpus (Config.Corpus); empty: the
+	// training corpus's held-out split.
+	Corpus string `json:"corpus,omitempty"`
+	// The evaluation set: its source, tokens and documents.
+	Source    string `json:"source"`
+	Tokens    int64  `json:"tokens"`
+	Documents int    `json:"documents"`
+	Protocol  Config `json:"protocol"`
+	// Lengths are the primary protocol's (ProtocolRandom) results.
+	Lengths []LengthResult `json:"lengths"`
+	// Protocols are the results of Config.Protocols, in that order.
+	Protocols []ProtocolResult `json:"protocols,omitempty"`
+}
+
+// ProtocolResult is one further protocol's results (no far-mass
+// diagnostic: that is the primary protocol's).
+type ProtocolResult struct {
+	Protocol    string          `json:"protocol"` // as in Config.Protocols
+	Description string          `json:"description"`
+	Lengths     []LengthResult  `json:"lengths"`           // ratios relative to its own first length
+	Skipped     []SkippedLength `json:"skipped,omitempty"` // lengths it could not evaluate
+}
+
+// SkippedLength is a length a protocol could not evaluate, and why.
+type SkippedLength struct {
+	L      int    `json:"length"`
+	Reason string `json:"reason"`
 }
 
 // LengthResult is one evaluation length.
 type LengthResult struct {
-	L          int       `json:"length"`
-	Multiplier int       `json:"multiplier"`
+	L          int `json:"length"`
+	Multiplier int `json:"multiplier"`
+	// Scored is how many positions at the end of each window were scored,
+	// when fewer than L (a sliding-window protocol).
+	Scored     int       `json:"scored,omitempty"`
 	PPL        Interval  `json:"ppl"`
 	Ratio      Interval  `json:"ratio"` // PPL(L) / PPL(T)
 	WindowLoss []float64 `json:"window_loss"`
-	Buckets    []Bucket  `json:"buckets"`
+	Buckets    []Bucket  `json:"buckets,omitempty"` // not for sliding windows (only their last positions are scored)
 	FarMass    []FarMass `json:"far_mass"`
 	Entropy    float64   `json:"entropy"` // mean attention entropy (nats), over layers, heads, queries
 }
@@ -42,65 +70,154 @@ type FarMass struct {
 	P95      float64 `json:"p95"`
 }
 
+// scorer runs the model on windows and keeps count of the work done.
+type scorer struct {
+	rc          *pipeline.RunContext
+	cfg         Config
+	m           *nativeeval.Model
+	done, total int64
+}
+
+// score returns each window's per-position losses (nats) and, on its first
+// cfg.FarWindows windows when diag is set, the attention diagnostics.
+func (s *scorer) score(L int, windows [][]int32, diag bool, what string) ([][]float64, [][]nativeeval.HeadStats, error) {
+	var losses [][]float64
+	var diags [][]nativeeval.HeadStats
+	for w, win := range windows {
+		opts := nativeeval.Options{}
+		if diag && w < s.cfg.FarWindows {
+			opts.FarDistances = s.cfg.FarDistances
+		}
+		out, err := s.m.LogProbs(s.rc.Context, win[:L], win[1:L+1], opts)
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s, length %d, window %d: %w", s.cfg.stageName(), L, w, err)
+		}
+		loss := make([]float64, L)
+		for i, lp := range out.LogProbs {
+			loss[i] = -lp
+		}
+		losses = append(losses, loss)
+		if len(out.Heads) > 0 {
+			diags = append(diags, out.Heads)
+		}
+		s.done += int64(L)
+		s.rc.Progress(s.done, s.total, fmt.Sprintf("%sL=%d window %d/%d", what, L, w+1, len(windows)))
+	}
+	return losses, diags, nil
+}
+
+// lengthResult summarizes one protocol's windows at one length; base holds
+// the window losses of the protocol's first length (set when nil).
+func (s *scorer) lengthResult(p Protocol, losses [][]float64, L, mult int, base *[]float64) (LengthResult, error) {
+	lr := LengthResult{L: L, Multiplier: mult}
+	if k := p.scored(L); k < L {
+		lr.Scored = k
+	}
+	for w, loss := range losses {
+		mean := p.windowLoss(loss)
+		if math.IsNaN(mean) || math.IsInf(mean, 0) {
+			return lr, fmt.Errorf("%s, length %d, window %d: loss is %v", s.cfg.stageName(), L, w, mean)
+		}
+		lr.WindowLoss = append(lr.WindowLoss, mean)
+	}
+	seed := s.cfg.Seed ^ uint64(L)*0x9e3779b97f4a7c15
+	lr.PPL = PPLInterval(lr.WindowLoss, seed)
+	if *base == nil {
+		*base = lr.WindowLoss
+	}
+	lr.Ratio = RatioInterval(lr.WindowLoss, *base, seed)
+	if p.Stride == 0 {
+		perPos := make([][]float32, len(losses))
+		for w, loss := range losses {
+			perPos[w] = make([]float32, len(loss))
+			for i, v := range loss {
+				perPos[w][i] = float32(v)
+			}
+		}
+		lr.Buckets = PositionBuckets(perPos, s.cfg.Context)
+	}
+	return lr, nil
+}
+
 func evaluate(rc *pipeline.RunContext, cfg Config, set *weights.Set, ds *tokenize.Dataset) (*Result, int64, error) {
 	m, err := nativeeval.Load(set)
 	if err != nil {
-		return nil, 0, fmt.Errorf("evaluate/%s: %w", cfg.Variant, err)
+		return nil, 0, fmt.Errorf("%s: %w", cfg.stageName(), err)
 	}
-	var total, done int64
+	protos, err := parseProtocols(cfg.Protocols)
+	if err != nil {
+		return nil, 0, fmt.Errorf("%s: %w", cfg.stageName(), err)
+	}
+	passes := int64(1)
+	for _, p := range protos {
+		if p.InDocuments {
+			passes = 2 // one more forward pass per window, shared by the in-document protocols
+			break
+		}
+	}
+	s := &scorer{rc: rc, cfg: cfg, m: m}
 	for _, mult := range cfg.Multipliers {
-		total += int64(cfg.Windows * mult * cfg.Context)
+		s.total += passes * int64(cfg.Windows*mult*cfg.Context)
 	}
-	res := &Result{Variant: cfg.Variant, Profile: cfg.Profile, Protocol: cfg}
+	info := ds.Info()
+	res := &Result{Variant: cfg.Variant, Profile: cfg.Profile, Corpus: cfg.Corpus, Protocol: cfg, Source: info.Source,
+		Tokens: info.Splits[tokenize.SplitHeldOut].Tokens, Documents: info.Splits[tokenize.SplitHeldOut].Documents}
+	for _, p := range protos {
+		res.Protocols = append(res.Protocols, ProtocolResult{Protocol: p.Name, Description: p.Describe()})
+	}
+	primary := Protocol{Name: ProtocolRandom}
 	var base []float64
-	for li, mult := range cfg.Multipliers {
+	bases := make([][]float64, len(protos))
+	for _, mult := range cfg.Multipliers {
 		L := mult * cfg.Context
-		windows, err := ds.EvalWindows(cfg.Seed+uint64(L), L, cfg.Windows)
+		windows, _, _, err := inStream.windows(ds, cfg.Seed, L, cfg.Windows)
 		if err != nil {
-			return nil, done, fmt.Errorf("evaluate/%s at length %d: %w", cfg.Variant, L, err)
+			return nil, s.done, fmt.Errorf("%s at length %d: %w", cfg.stageName(), L, err)
 		}
-		lr := LengthResult{L: L, Multiplier: mult}
-		var perPos [][]float32
-		var diags [][]nativeeval.HeadStats
-		for w, win := range windows {
-			opts := nativeeval.Options{}
-			if w < cfg.FarWindows {
-				opts.FarDistances = cfg.FarDistances
-			}
-			out, err := m.LogProbs(rc.Context, win[:L], win[1:L+1], opts)
-			if err != nil {
-				return nil, done, fmt.Errorf("evaluate/%s, length %d, window %d: %w", cfg.Variant, L, w, err)
-			}
-			loss := make([]float32, L)
-			s := 0.0
-			for i, lp := range out.LogProbs {
-				loss[i] = -float32(lp)
-				s -= float64(lp)
-			}
-			mean := s / float64(L)
-			if math.IsNaN(mean) || math.IsInf(mean, 0) {
-				return nil, done, fmt.Errorf("evaluate/%s, length %d, window %d: loss is %v", cfg.Variant, L, w, mean)
-			}
-			lr.WindowLoss = append(lr.WindowLoss, mean)
-			perPos = append(perPos, loss)
-			if len(out.Heads) > 0 {
-				diags = append(diags, out.Heads)
-			}
-			done += int64(L)
-			rc.Progress(done, total, fmt.Sprintf("L=%d window %d/%d", L, w+1, len(windows)))
+		losses, diags, err := s.score(L, windows, true, "")
+		if err != nil {
+			return nil, s.done, err
 		}
-		seed := cfg.Seed ^ uint64(L)*0x9e3779b97f4a7c15
-		lr.PPL = PPLInterval(lr.WindowLoss, seed)
-		if li == 0 {
-			base = lr.WindowLoss
+		lr, err := s.lengthResult(primary, losses, L, mult, &base)
+		if err != nil {
+			return nil, s.done, err
 		}
-		lr.Ratio = RatioInterval(lr.WindowLoss, base, seed)
-		lr.Buckets = PositionBuckets(perPos, cfg.Context)
 		lr.FarMass, lr.Entropy = summarizeDiagnostics(diags, cfg.FarDistances)
 		res.Lengths = append(res.Lengths, lr)
 		rc.Logf("L=%d: PPL %s, ratio %s", L, lr.PPL, lr.Ratio)
+
+		var docLosses [][]float64 // the in-document windows' losses, once scored
+		var docSkip string
+		for k, p := range protos {
+			pl := losses
+			if p.InDocuments {
+				if docLosses == nil && docSkip == "" {
+					ws, ok, why, err := inDocuments.windows(ds, cfg.Seed, L, cfg.Windows)
+					if err != nil {
+						return nil, s.done, fmt.Errorf("%s at length %d: %w", cfg.stageName(), L, err)
+					}
+					if !ok {
+						docSkip = why
+						s.done += int64(cfg.Windows * L) // the pass it will not make
+					} else if docLosses, _, err = s.score(L, ws, false, "in documents: "); err != nil {
+						return nil, s.done, err
+					}
+				}
+				if docSkip != "" {
+					res.Protocols[k].Skipped = append(res.Protocols[k].Skipped, SkippedLength{L: L, Reason: docSkip})
+					continue
+				}
+				pl = docLosses
+			}
+			plr, err := s.lengthResult(p, pl, L, mult, &bases[k])
+			if err != nil {
+				return nil, s.done, err
+			}
+			res.Protocols[k].Lengths = append(res.Protocols[k].Lengths, plr)
+			rc.Logf("L=%d %s: PPL %s, ratio %s", L, p.Name, plr.PPL, plr.Ratio)
+		}
 	}
-	return res, done, nil
+	return res, s.done, nil
 }
 
 // summarizeDiagnostics averages the per-head statistics over windows,

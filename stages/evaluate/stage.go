@@ -1,15 +1,20 @@
 // Package evaluate is the pipeline stage that measures long-context
 // perplexity of one trained variant with the native evaluator
 // (model/nativeeval), from the training length T up to 128 T, and the
-// far-mass diagnostic that explains where a model fails.
+// far-mass diagnostic that explains where a model fails. It reads the
+// trained weights and a tokenize artifact (the training corpus's held-out
+// split, or an evaluation-only corpus) and never trains.
 //
-// Protocol (recorded in every result): for each length L = T x m, the same
-// seeded windows of L+1 held-out tokens for every model; loss averaged over
-// all L positions of a window; PPL = exp(mean window loss); 95% percentile
-// bootstrap intervals over windows for PPL and for PPL(L)/PPL(T); the loss by
-// position bucket [0,T), [T,2T), [2T,4T), ...; and, on the first FarWindows
-// windows, the attention mass beyond distance D (D = T and T/4) and the
-// attention entropy, averaged over layers, heads and queries.
+// Primary protocol (ProtocolRandom, recorded in every result): for each
+// length L = T x m, the same seeded windows of L+1 held-out tokens for every
+// model; loss averaged over all L positions of a window; PPL = exp(mean
+// window loss); 95% percentile bootstrap intervals over windows for PPL and
+// for PPL(L)/PPL(T); the loss by position bucket [0,T), [T,2T), [2T,4T), ...;
+// and, on the first FarWindows windows, the attention mass beyond distance D
+// (D = T and T/4) and the attention entropy, averaged over layers, heads and
+// queries. Config.Protocols adds others beside it (ParseProtocol): windows
+// inside documents, and sliding-window scoring of each window's last S
+// positions, which reuses the primary protocol's forward passes.
 package evaluate
 
 import (
@@ -40,8 +45,12 @@ const WeightsInput = "weights"
 
 // Config is everything that determines an evaluation.
 type Config struct {
-	Variant      string `json:"variant"`
-	Profile      string `json:"profile"`
+	Variant string `json:"variant"`
+	Profile string `json:"profile"`
+	// Corpus names the evaluation corpus the shards input holds (an
+	// evaluation-only tokenize stage); empty: the training corpus's
+	// held-out split. It names the stage and labels the results.
+	Corpus       string `json:"corpus,omitempty"`
 	Context      int    `json:"context"` // training length T
 	Multipliers  []int  `json:"multipliers"`
 	Windows      int    `json:"windows"`
@@ -50,6 +59,9 @@ type Config struct {
 	FarWindows   int    `json:"far_windows"` // windows per length that also get the diagnostic
 	Bootstrap    int    `json:"bootstrap"`
 	Confidence   float64
+	// Protocols are evaluated beside the primary one (ParseProtocol), in
+	// this order; empty (the default) is the primary protocol alone.
+	Protocols []string `json:"protocols,omitempty"`
 }
 
 // NewConfig is the protocol for a variant trained at context T.
@@ -59,18 +71,30 @@ func NewConfig(variant, profile string, T int, multipliers []int, windows int, s
 		Bootstrap: BootstrapResamples, Confidence: Confidence}
 }
 
-// Validate rejects lengths the protocol does not allow.
+// stageName is the stage's name: evaluate/<variant>, or
+// evaluate/<variant>@<corpus> on an evaluation corpus.
+func (c Config) stageName() string {
+	if c.Corpus != "" {
+		return Kind + "/" + c.Variant + "@" + c.Corpus
+	}
+	return Kind + "/" + c.Variant
+}
+
+// Validate rejects lengths and protocols the protocol does not allow.
 func (c Config) Validate() error {
+	if _, err := parseProtocols(c.Protocols); err != nil {
+		return fmt.Errorf("%s: %w", c.stageName(), err)
+	}
 	if c.Context <= 0 || c.Windows <= 0 || len(c.Multipliers) == 0 {
-		return fmt.Errorf("evaluate/%s: context %d, windows %d and multipliers %v must be positive", c.Variant, c.Context, c.Windows, c.Multipliers)
+		return fmt.Errorf("%s: context %d, windows %d and multipliers %v must be positive", c.stageName(), c.Context, c.Windows, c.Multipliers)
 	}
 	for _, m := range c.Multipliers {
 		if m <= 0 || m&(m-1) != 0 {
-			return fmt.Errorf("evaluate/%s: length %d x T is not allowed: multipliers must be powers of two (1, 2, 4, ..., 128)", c.Variant, m)
+			return fmt.Errorf("%s: length %d x T is not allowed: multipliers must be powers of two (1, 2, 4, ..., 128)", c.stageName(), m)
 		}
 	}
 	if c.Multipliers[0] != 1 {
-		return fmt.Errorf("evaluate/%s: multipliers %v must start at 1 (ratios are relative to PPL at T)", c.Variant, c.Multipliers)
+		return fmt.Errorf("%s: multipliers %v must start at 1 (ratios are relative to PPL at T)", c.stageName(), c.Multipliers)
 	}
 	return nil
 }
@@ -78,7 +102,7 @@ func (c Config) Validate() error {
 // Stage returns the evaluation stage of one variant.
 func Stage(cfg Config, shards, trained *pipeline.Stage) *pipeline.Stage {
 	return &pipeline.Stage{
-		Name:     Kind + "/" + cfg.Variant,
+		Name:     cfg.stageName(),
 		Kind:     Kind,
 		Config:   cfg,
 		Inputs:   []pipeline.Input{{Name: tokenize.ShardsInput, Stage: shards}, {Name: WeightsInput, Stage: trained}},
@@ -96,11 +120,30 @@ func Stage(cfg Config, shards, trained *pipeline.Stage) *pipeline.Stage {
 func (c Config) checkHeldOut(info tokenize.Info) error {
 	L := c.Context * slices.Max(c.Multipliers)
 	need := int64(L) + 1
-	if have := info.Splits[tokenize.SplitHeldOut].Tokens; have < need {
-		return fmt.Errorf("evaluate/%s: the held-out split has %d tokens (%s), but the longest evaluation window (%d x T = %d) needs %d; hold out more text (tokenize's HeldOut or ValFraction, or a larger corpus) or evaluate shorter windows (the profile's length_multipliers)",
-			c.Variant, have, info.Tokenizer, slices.Max(c.Multipliers), L, need)
+	have := info.Splits[tokenize.SplitHeldOut].Tokens
+	switch {
+	case have >= need:
+		return nil
+	case c.Corpus != "":
+		return fmt.Errorf("%s: the evaluation corpus %s has %d tokens (%s), but the longest evaluation window (%d x T = %d) needs %d; give a longer evaluation corpus or evaluate shorter windows (the profile's length_multipliers)",
+			c.stageName(), c.Corpus, have, info.Tokenizer, slices.Max(c.Multipliers), L, need)
 	}
-	return nil
+	return fmt.Errorf("%s: the held-out split has %d tokens (%s), but the longest evaluation window (%d x T = %d) needs %d; hold out more text (tokenize's HeldOut or ValFraction, or a larger corpus) or evaluate shorter windows (the profile's length_multipliers)",
+		c.stageName(), have, info.Tokenizer, slices.Max(c.Multipliers), L, need)
+}
+
+// checkVocab fails if the shards' token ids are not the model's: another
+// tokenizer, or another vocabulary, than the one it was trained with.
+func (c Config) checkVocab(info tokenize.Info, arch modelspec.Arch) error {
+	if info.VocabSize == arch.Vocab {
+		return nil
+	}
+	what := "the held-out split is"
+	if c.Corpus != "" {
+		what = "the evaluation corpus " + c.Corpus + " is"
+	}
+	return fmt.Errorf("%s: %s tokenized with %s (vocabulary %d), but the model was trained on a vocabulary of %d; tokenize it with the training tokenizer (the profile's tokenizer)",
+		c.stageName(), what, info.Tokenizer, info.VocabSize, arch.Vocab)
 }
 
 func loadWeights(rc *pipeline.RunContext, cfg Config) (*weights.Set, error) {
@@ -117,8 +160,8 @@ func loadWeights(rc *pipeline.RunContext, cfg Config) (*weights.Set, error) {
 		return nil, err
 	}
 	if set.Arch.Variant != cfg.Variant || set.Arch.Profile != cfg.Profile || set.Arch.Context != cfg.Context {
-		return nil, fmt.Errorf("evaluate/%s: the weights input is %s/%s at context %d, not %s/%s at context %d as claimed",
-			cfg.Variant, set.Arch.Variant, set.Arch.Profile, set.Arch.Context, cfg.Variant, cfg.Profile, cfg.Context)
+		return nil, fmt.Errorf("%s: the weights input is %s/%s at context %d, not %s/%s at context %d as claimed",
+			cfg.stageName(), set.Arch.Variant, set.Arch.Profile, set.Arch.Context, cfg.Variant, cfg.Profile, cfg.Context)
 	}
 	return set, nil
 }
@@ -137,6 +180,9 @@ func run(rc *pipeline.RunContext, cfg Config) error {
 	}
 	set, err := loadWeights(rc, cfg)
 	if err != nil {
+		return err
+	}
+	if err := cfg.checkVocab(ds.Info(), set.Arch); err != nil {
 		return err
 	}
 	start := time.Now()

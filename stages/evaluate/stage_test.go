@@ -128,3 +128,27 @@ func TestEvaluateRejectsShortHeldOut(t *testing.T) {
 		}
 	}
 }
+
+// An evaluation corpus too short for the longest window, or tokenized
+// with another vocabulary than the model's, is refused with what it has
+// and what it needs.
+func TestEvalCorpusErrors(t *testing.T) {
+	shards, _ := evalCorpus(t, map[string]string{"a.txt": strings.Repeat("x", 30), "b.txt": strings.Repeat("y", 20)})
+	cfg := NewConfig("alibi", "smoke", 16, []int{1, 2, 4}, 2, 7)
+	cfg.Corpus = "owt.parquet"
+	err := runWith(t, cfg, shards, weightsArtifact(t, "alibi", "smoke", 16))
+	for _, want := range []string{"evaluate/alibi@owt.parquet: the evaluation corpus owt.parquet has 52 tokens (bytes)",
+		"(4 x T = 64) needs 65", "give a longer evaluation corpus or evaluate shorter windows"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Fatalf("a too-short evaluation corpus: error %v does not say %q", err, want)
+		}
+	}
+	cfg.Multipliers = []int{1, 2}
+	err = runWith(t, cfg, shards, weightsArtifact(t, "alibi", "smoke", 16))
+	for _, want := range []string{"evaluate/alibi@owt.parquet: the evaluation corpus owt.parquet is tokenized with bytes (vocabulary 257)",
+		"trained on a vocabulary of 3", "tokenize it with the training tokenizer"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Fatalf("another vocabulary: error %v does not say %q", err, want)
+		}
+	}
+}

@@ -37,7 +37,9 @@ func render(rc *pipeline.RunContext, cfg Config, vs []*variantData, theory, benc
 		renderClaims(&b, vs)
 		renderFar(&b, vs, T)
 		renderBuckets(&b, vs, T)
+		renderProtocols(&b, vs, T)
 	}
+	renderEvalCorpora(&b, cfg, vs)
 	renderTraining(&b, vs)
 	if theory != "" {
 		p("## Theory checks (stage `theory`)\n\n%s\n", theory)

@@ -28,16 +28,28 @@ type Config struct {
 	// Commit is the source revision the report describes (git describe of
 	// the checkout, or "unknown"); it only labels the header.
 	Commit string `json:"commit"`
+	// EvalCorpora name the evaluation corpora, in the order reported.
+	EvalCorpora []string `json:"eval_corpora,omitempty"`
 }
 
 // Inputs are the stages the report reads.
 type Inputs struct {
 	Train, Evaluate map[string]*pipeline.Stage // by variant
 	Theory, Bench   *pipeline.Stage            // may be nil
+	EvalCorpora     []EvalCorpus               // in Config.EvalCorpora's order
+}
+
+// EvalCorpus is an evaluation corpus's evaluate stages, by variant.
+type EvalCorpus struct {
+	Name     string
+	Evaluate map[string]*pipeline.Stage
 }
 
 func trainInput(v string) string { return "train-" + v }
 func evalInput(v string) string  { return "evaluate-" + v }
+
+// corpusEvalInput names variant v's evaluation on corpus c.
+func corpusEvalInput(v, c string) string { return "evaluate-" + v + "@" + c }
 
 const (
 	theoryInput = "theory"
@@ -53,6 +65,11 @@ func Stage(cfg Config, in Inputs) *pipeline.Stage {
 		}
 		if s := in.Evaluate[v]; s != nil {
 			inputs = append(inputs, pipeline.Input{Name: evalInput(v), Stage: s})
+		}
+		for _, c := range in.EvalCorpora {
+			if s := c.Evaluate[v]; s != nil {
+				inputs = append(inputs, pipeline.Input{Name: corpusEvalInput(v, c.Name), Stage: s})
+			}
 		}
 	}
 	if in.Theory != nil {
@@ -79,7 +96,8 @@ type variantData struct {
 	train      *modelspec.TrainReport
 	eval       *evaluate.Result
 	trainSpeed map[string]float64
-	angleShift *angleShift // learned variants: the trained table against its initial one
+	angleShift *angleShift                 // learned variants: the trained table against its initial one
+	corpora    map[string]*evaluate.Result // by evaluation corpus name
 }
 
 // readJSONFile decodes a file of a named input. It returns false when the
@@ -122,6 +140,12 @@ func load(rc *pipeline.RunContext, cfg Config) ([]*variantData, error) {
 		}
 		if v.angleShift, err = learnedShift(rc, name, v.train); err != nil {
 			return nil, err
+		}
+		v.corpora = map[string]*evaluate.Result{}
+		for _, c := range cfg.EvalCorpora {
+			if v.corpora[c], err = readOptional[evaluate.Result](rc, corpusEvalInput(name, c), evaluate.ResultFile); err != nil {
+				return nil, err
+			}
 		}
 		// Speed figures are volatile and only decorate the training table.
 		readJSONFile(rc, trainInput(name), modelspec.SpeedFile, &v.trainSpeed)

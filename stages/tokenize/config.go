@@ -79,10 +79,16 @@ type Config struct {
 	// last of them cut if holding it out whole would leave the train split
 	// under MinTrainTokens (see Run). Named HeldOut files are held out as
 	// named, so NewKey drops both there: they would change nothing.
-	MinHeldOutTokens int64  `json:"min_heldout_tokens,omitempty"`
-	MinTrainTokens   int64  `json:"min_train_tokens,omitempty"`
-	Workers          int    `json:"-"` // tokenizer goroutines; <= 0 means GOMAXPROCS
-	CacheDir         string `json:"-"` // where the default corpus was fetched; "" = $ROUTEBENCH_CACHE or <module root>/.cache/corpus
+	MinHeldOutTokens int64 `json:"min_heldout_tokens,omitempty"`
+	MinTrainTokens   int64 `json:"min_train_tokens,omitempty"`
+	// EvalOnly makes every document evaluation text: all of them go to the
+	// held-out split and the train split is empty (an evaluation corpus, on
+	// which trained models are evaluated and nothing trains). NewKey then
+	// drops the split settings, which choose nothing. omitempty keeps the
+	// key, and so the shards, of every training corpus as they were.
+	EvalOnly bool   `json:"eval_only,omitempty"`
+	Workers  int    `json:"-"` // tokenizer goroutines; <= 0 means GOMAXPROCS
+	CacheDir string `json:"-"` // where the default corpus was fetched; "" = $ROUTEBENCH_CACHE or <module root>/.cache/corpus
 }
 
 // Key is everything that determines Run's output, and nothing else: the
@@ -104,9 +110,14 @@ func NewKey(cfg Config) (Key, error) {
 	if err != nil {
 		return Key{}, err
 	}
-	if len(cfg.HeldOut) == 0 {
+	switch {
+	case cfg.EvalOnly:
+		// Every document is held out: which files, fraction, seed and
+		// minimums would have chosen does not matter.
+		cfg.HeldOut, cfg.ValFraction, cfg.Seed, cfg.MinHeldOutTokens, cfg.MinTrainTokens = nil, 0, 0, 0, 0
+	case len(cfg.HeldOut) == 0:
 		cfg.HeldOut = nil // no names and an empty list hold out the same: one JSON form
-	} else {
+	default:
 		// The minimums act on the ValFraction rule only; without them the
 		// key of the default corpus stays what it was (omitempty), and so do
 		// its shards, and a new training context does not re-tokenize it.
@@ -141,7 +152,7 @@ func (c Config) validate() error {
 	if c.MinHeldOutTokens < 0 || c.MinTrainTokens < 0 {
 		return fmt.Errorf("tokenize: MinHeldOutTokens %d and MinTrainTokens %d must not be negative (0: no requirement)", c.MinHeldOutTokens, c.MinTrainTokens)
 	}
-	if len(c.HeldOut) == 0 && !(c.ValFraction > 0 && c.ValFraction < 1) { // NaN, too
+	if !c.EvalOnly && len(c.HeldOut) == 0 && !(c.ValFraction > 0 && c.ValFraction < 1) { // NaN, too
 		return fmt.Errorf("tokenize: no held-out split: ValFraction is %v and HeldOut is empty; set ValFraction in (0, 1) (default %v) or name files in HeldOut", c.ValFraction, DefaultValFraction)
 	}
 	return nil
@@ -156,6 +167,9 @@ func (c Config) workers() int {
 
 // splitRule describes how documents were assigned to splits, for metadata.
 func (c Config) splitRule() string {
+	if c.EvalOnly {
+		return "evaluation only: every document is held out and the train split is empty"
+	}
 	if len(c.HeldOut) > 0 {
 		return "held out: all documents of the files " + strings.Join(c.HeldOut, ", ")
 	}

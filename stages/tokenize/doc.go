@@ -66,10 +66,15 @@
 // held_out records the rule, the documents and tokens the top-up added and
 // the cut document. A corpus shorter than both minimums together is refused.
 //
+// With Config.EvalOnly (an evaluation corpus: text the trained models are
+// evaluated on, never trained on) every document is held out, the train
+// split is empty and has no shards, and manifest.json's held_out rule is
+// "all"; the split settings are then not part of the key.
+//
 // The held-out stream is the held-out documents in corpus order, each
 // followed by the end-of-document token (nanoGPT style); evaluation windows
 // are drawn from it and may span documents. Run fails if either split is
-// empty. The pipeline sets MinHeldOutTokens to the protocol's longest window
+// empty (the train split of an evaluation-only corpus aside). The pipeline sets MinHeldOutTokens to the protocol's longest window
 // at the training context; the evaluation lengths themselves are checked
 // where they are known (EvalWindows, and the evaluate stage before it
 // starts), so that the evaluation protocol is not part of the shards.

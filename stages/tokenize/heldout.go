@@ -11,6 +11,7 @@ const (
 	HeldOutByFiles    = "files"           // all documents of the files named in HeldOut
 	HeldOutByFraction = "fraction"        // the ValFraction rule alone held out enough
 	HeldOutByTopUp    = "fraction+top-up" // further documents by ascending hash, up to MinHeldOutTokens
+	HeldOutAll        = "all"             // Config.EvalOnly: every document (an evaluation corpus)
 	partHead          = "head"            // docEntry.Part of a split document's train part
 	partTail          = "tail"            // docEntry.Part of a split document's held-out part
 )

@@ -33,7 +33,7 @@ type ManifestSplit struct {
 // ManifestHeldOut records how the held-out split was chosen; the split's
 // totals are in Splits.
 type ManifestHeldOut struct {
-	Rule        string                 `json:"rule"`                         // HeldOutByFiles, HeldOutByFraction or HeldOutByTopUp
+	Rule        string                 `json:"rule"`                         // HeldOutByFiles, HeldOutByFraction, HeldOutByTopUp or HeldOutAll
 	MinTokens   int64                  `json:"min_tokens,omitempty"`         // MinHeldOutTokens
 	ByFraction  int                    `json:"fraction_documents,omitempty"` // documents below ValFraction
 	TopUp       int                    `json:"top_up_documents,omitempty"`   // documents the top-up held out whole

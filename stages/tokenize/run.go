@@ -292,7 +292,9 @@ func (st *runState) produce(ctx context.Context, order, work chan<- *piece) erro
 			}
 			ds := &docState{id: d.id, where: d.where, file: f.base(), split: SplitTrain, note: note, ord: st.produced}
 			st.produced++
-			if len(st.cfg.HeldOut) > 0 {
+			if st.cfg.EvalOnly {
+				ds.split = SplitHeldOut
+			} else if len(st.cfg.HeldOut) > 0 {
 				if st.held[f.path] {
 					ds.split = SplitHeldOut
 				}
@@ -444,6 +446,8 @@ func (st *runState) check() error {
 	switch {
 	case st.documents == 0:
 		return fmt.Errorf("corpus: no text in the %d input files (first: %s); give files with text in them", len(st.files), st.files[0].path)
+	case st.cfg.EvalOnly:
+		return nil // all text is held out, on purpose
 	case train.total() == 0:
 		return fmt.Errorf("corpus: all %d documents are held out and nothing is left to train on; hold out fewer (HeldOut, ValFraction)", st.documents)
 	case heldOut.total() == 0:
@@ -465,10 +469,13 @@ func (st *runState) manifest(common datasetMeta, key Key) *Manifest {
 		Normalised:   st.normalised,
 		Splits:       map[string]ManifestSplit{},
 	}
-	if len(st.cfg.HeldOut) > 0 {
+	switch {
+	case st.cfg.EvalOnly:
+		m.HeldOut = ManifestHeldOut{Rule: HeldOutAll}
+	case len(st.cfg.HeldOut) > 0:
 		m.HeldOutFiles = st.heldOutFiles
 		m.HeldOut = ManifestHeldOut{Rule: HeldOutByFiles}
-	} else {
+	default:
 		m.HeldOut = ManifestHeldOut{Rule: HeldOutByFraction, MinTokens: st.cfg.MinHeldOutTokens, ByFraction: st.byFraction}
 		if st.top != nil {
 			m.HeldOut.Rule, m.HeldOut.TopUp, m.HeldOut.TopUpTokens, m.HeldOut.Split = HeldOutByTopUp, st.byTopUp, st.top.tokens, st.split
