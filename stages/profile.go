@@ -65,10 +65,10 @@ func trainDefaults() modelspec.Config {
 }
 
 // cpuStepsNote justifies the cpu profile's 400 steps; it is copied into train.json.
-const cpuStepsNote = "cpu profile: 400 steps x 16 windows x 128 tokens (819K tokens). BenchmarkStepRatio " +
-	"(2 cores, 2026-11-30): fastest steps 0.79-0.98 s for the 7 variants (6.0-6.5 GFLOP each), so ~5.5-6.5 min " +
-	"per variant with evaluation and ~40 min for all 7 on an idle machine; the pilot showed the paper's ordering " +
-	"after 400 steps of this model. On a machine shared with other jobs, steps were 1.6-2.1 s (median)."
+const cpuStepsNote = "cpu profile: 400 steps x 16 windows x 128 tokens (819K tokens), the pilot's model, kept so that " +
+	"the native and the gomlx trainer can be compared (the pilot showed the paper's ordering after 400 steps). " +
+	"BenchmarkTrainStep (2 cores, 2026-12-01, loaded): native 0.11-0.12 CPU-s/step for the 7 default variants " +
+	"(~50 s of CPU per variant), gomlx 0.8-1.0 s/step idle (~6 min per variant)."
 
 // builtin returns the built-in profiles (fresh values: callers may modify them).
 //
