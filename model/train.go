@@ -216,7 +216,7 @@ func (tr *trainer) export(outDir string, start int, hist history) error {
 	if n := len(hist.TrainLoss); n > 0 {
 		rep.FinalLoss = hist.TrainLoss[n-1]
 	}
-	if tr.n.v.Rotation == modelspec.RotationAccumulated {
+	if tr.n.v.Rotation == modelspec.RotationAccumulated && tr.n.v.AngleInit == modelspec.AngleInitRandom {
 		rep.AngleSigmas = modelspec.AngleSigmas(tr.n.P, c.SigmaMax, c.SigmaMin)
 		rep.SpectralGaps = modelspec.SpectralGaps(rep.AngleSigmas)
 	}

@@ -1,7 +1,7 @@
 // Package native is the pure-Go evaluator of routebench models: a forward
 // pass over one window of up to 65,536+ tokens for weights exported in the
 // canonical format (modelspec/weights), exactly as ARCHITECTURE.md specifies,
-// for every variant (nope, rope, alibi, random-qk/qkv, learned-qk/qkv; the
+// for every variant (nope, rope, alibi, random-qk/qkv, random-qkv-alibi, learned-*; the
 // Arch fields Rotation, ValueRot and ALiBi select the behaviour).
 //
 // It exists because the gomlx model (package model) is for training: its
