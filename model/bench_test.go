@@ -30,7 +30,7 @@ import (
 //	ROUTEBENCH_BENCH_BACKEND=go:parallelism=0,dotgeneral_large GOMAXPROCS=1 go test ...
 func BenchmarkTrainStep(b *testing.B) {
 	for _, trainer := range benchTrainers() {
-		for _, v := range modelspec.AllVariants() { // opt-in ones too: name them with -bench
+		for _, v := range modelspec.Variants() { // opt-in ones too: name them with -bench
 			if vr, _ := modelspec.LookupVariant(v); trainer == modelspec.TrainerNative && !vr.NativeTrainer() {
 				continue
 			}
@@ -129,7 +129,7 @@ func benchStepRatio(b *testing.B, trainer string) {
 		ratios []float64
 	}
 	var runs []*run
-	for _, v := range modelspec.Variants() {
+	for _, v := range modelspec.DefaultVariants() {
 		_, tr, tok, tgt := compiledTrainer(b, trainer, v)
 		defer tr.close()
 		r := &run{name: v, tr: tr, tok: tok, tgt: tgt, step: 1}

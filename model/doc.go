@@ -31,7 +31,9 @@
 //     batch, schedule scalars) rather than a gomlx context: the run state is
 //     exactly what a checkpoint stores, and nothing is hidden in an RNG.
 //     Initial weights come from a host PCG stream per tensor keyed by
-//     (Seed, name); the random angle table from its own stream of Seed.
+//     (Seed, name); the angle table from modelspec.InitialAngles (zeros or
+//     the seeded random table, as the variant says), and each tensor's
+//     learning-rate factor from modelspec's Variant.LRScale.
 //     Config keys are named by modelspec's Param* constants.
 //   - Rotations of rope and random-* are computed on the host in float64
 //     (mod 2 pi) and fed as cos/sin; learned-* compute theirs in-graph from the

@@ -41,7 +41,7 @@ type nativeEngine struct {
 func nativeParams(c Config) []nativetrain.Param {
 	var ps []nativetrain.Param
 	for _, s := range paramSpecs(c) {
-		ps = append(ps, nativetrain.Param{Name: s.Name, Shape: s.Shape, Decay: s.Decay})
+		ps = append(ps, nativetrain.Param{Name: s.Name, Shape: s.Shape, Decay: s.Decay, LRScale: s.LRScale})
 	}
 	return ps
 }

@@ -217,7 +217,7 @@ func TestCustomOpGradients(t *testing.T) {
 // TestModelGradients checks the whole model's loss gradient in float64 for
 // every variant at a few elements of every parameter.
 func TestModelGradients(t *testing.T) {
-	variants := modelspec.AllVariants()
+	variants := modelspec.Variants()
 	if testing.Short() {
 		variants = []string{"alibi", "learned-qkv", "path-fox"}
 	}

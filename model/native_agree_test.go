@@ -89,7 +89,7 @@ func agreeCaseAt(t *testing.T, variant string, T int) (Config, []paramSpec, [][]
 }
 
 func TestNativeGradientsMatchGomlx(t *testing.T) {
-	for _, v := range modelspec.Variants() {
+	for _, v := range nativeVariants() {
 		t.Run(v, func(t *testing.T) { checkNativeGradients(t, v, 0) })
 	}
 	// A context of 130 crosses two 64-column panels and ends in a partial
@@ -173,7 +173,7 @@ func TestNativeAgreementCatchesMutations(t *testing.T) {
 // difference 1.4e-6 to 2.1e-6 nats, last-20 means within 2e-7. Full mode:
 // every variant, 200 steps; -short: two, 40 steps.
 func TestNativeLossCurveMatchesGomlx(t *testing.T) {
-	variants, steps := modelspec.Variants(), 200
+	variants, steps := nativeVariants(), 200
 	if testing.Short() {
 		variants, steps = []string{"rope", "learned-qkv"}, 40
 	}
@@ -223,4 +223,16 @@ func TestNativeLossCurveMatchesGomlx(t *testing.T) {
 			}
 		})
 	}
+}
+
+// nativeVariants are the registry entries the native trainer trains
+// (modelspec's Variant.NativeTrainer).
+func nativeVariants() []string {
+	var out []string
+	for _, name := range modelspec.Variants() {
+		if v, _ := modelspec.LookupVariant(name); v.NativeTrainer() {
+			out = append(out, name)
+		}
+	}
+	return out
 }

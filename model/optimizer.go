@@ -33,7 +33,8 @@ func stepScalars(c Config, s int) (lr, bc1, bc2 float32) {
 	return float32(learningRate(c, s)), float32(1 - math.Pow(adamBeta1, t)), float32(1 - math.Pow(adamBeta2, t))
 }
 
-// adamW returns updated params and moments. grads are clipped jointly to
+// adamW returns updated params and moments. Tensor i steps at lr times
+// specs[i].LRScale (its decay too, which stays decoupled: lr_i * wd). grads are clipped jointly to
 // global norm clip (clip <= 0: no clipping); gnorm is the pre-clip norm.
 func adamW(specs []paramSpec, params, m, v, grads []*Node, lr, bc1, bc2 *Node, wd, clip float64) (np, nm, nv []*Node, gnorm *Node) {
 	var sq *Node
@@ -56,9 +57,13 @@ func adamW(specs []paramSpec, params, m, v, grads []*Node, lr, bc1, bc2 *Node, w
 		m1 := Add(MulScalar(m[i], adamBeta1), MulScalar(g, 1-adamBeta1))
 		v1 := Add(MulScalar(v[i], adamBeta2), MulScalar(Square(g), 1-adamBeta2))
 		step := Div(Div(m1, bc1), AddScalar(Sqrt(Div(v1, bc2)), adamEps))
-		p1 := Sub(p, Mul(step, lr))
+		lri := lr
+		if s := specs[i].LRScale; s != 1 && s != 0 {
+			lri = MulScalar(lr, s) // only where a factor applies: every other graph stays as it was
+		}
+		p1 := Sub(p, Mul(step, lri))
 		if specs[i].Decay && wd > 0 {
-			p1 = Sub(p1, Mul(p, MulScalar(lr, wd)))
+			p1 = Sub(p1, Mul(p, MulScalar(lri, wd)))
 		}
 		np, nm, nv = append(np, p1), append(nm, m1), append(nv, v1)
 	}

@@ -6,6 +6,8 @@ import (
 
 	. "github.com/gomlx/gomlx/pkg/core/graph" //nolint:revive // gomlx graph code reads best unqualified
 	"github.com/gomlx/gomlx/pkg/core/tensors"
+
+	"routebench/modelspec"
 )
 
 func TestLearningRateSchedule(t *testing.T) {
@@ -27,11 +29,13 @@ func TestLearningRateSchedule(t *testing.T) {
 
 // TestAdamWClipAndDecayMask checks one update against a float64 host
 // computation: gradients clipped jointly by their global norm, decay only
-// where the spec says so.
+// where the spec says so, each tensor at its own learning-rate factor (0
+// reads as 1; a scaled decayed tensor decays at its scaled rate).
 func TestAdamWClipAndDecayMask(t *testing.T) {
-	specs := []paramSpec{{"w", []int{2}, true}, {"gain", []int{2}, false}}
-	p := [][]float64{{1, -2}, {0.5, 3}}
-	g := [][]float64{{3, 0}, {0, 4}} // global norm 5
+	specs := []paramSpec{{Name: "w", Shape: []int{2}, Decay: true, LRScale: 1}, {Name: "gain", Shape: []int{2}},
+		{Name: "angles", Shape: []int{2}, LRScale: 10}, {Name: "w3", Shape: []int{2}, Decay: true, LRScale: 3}}
+	p := [][]float64{{1, -2}, {0.5, 3}, {0.25, -0.5}, {2, 1}}
+	g := [][]float64{{1, 0}, {0, 2}, {-2, 0}, {0, 4}} // global norm 5
 	const lr, wd, clip, step = 0.1, 0.5, 1.0, 0
 	var got [][]float64
 	err := catch("adamW test", func() error {
@@ -40,14 +44,22 @@ func TestAdamWClipAndDecayMask(t *testing.T) {
 			bc1 := Scalar(in[0].Graph(), in[0].DType(), 1-adamBeta1)
 			bc2 := Scalar(in[0].Graph(), in[0].DType(), 1-adamBeta2)
 			lrN := Scalar(in[0].Graph(), in[0].DType(), lr)
-			np, _, _, gn := adamW(specs, in[:2], []*Node{zero(in[0]), zero(in[1])}, []*Node{zero(in[0]), zero(in[1])},
-				in[2:], lrN, bc1, bc2, wd, clip)
+			k := len(specs)
+			zeros := make([]*Node, k)
+			for i := range zeros {
+				zeros[i] = zero(in[i])
+			}
+			np, _, _, gn := adamW(specs, in[:k], zeros, zeros, in[k:], lrN, bc1, bc2, wd, clip)
 			return append(np, gn)
 		})
 		if err != nil {
 			return err
 		}
-		out, err := exec.Exec(tensors.FromValue(p[0]), tensors.FromValue(p[1]), tensors.FromValue(g[0]), tensors.FromValue(g[1]))
+		var args []any
+		for _, x := range append(append([][]float64{}, p...), g...) {
+			args = append(args, tensors.FromValue(x))
+		}
+		out, err := exec.Exec(args...)
 		if err != nil {
 			return err
 		}
@@ -59,8 +71,8 @@ func TestAdamWClipAndDecayMask(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if math.Abs(got[2][0]-5) > 1e-12 {
-		t.Fatalf("grad norm %g, want 5", got[2][0])
+	if gn := got[len(specs)][0]; math.Abs(gn-5) > 1e-12 {
+		t.Fatalf("grad norm %g, want 5", gn)
 	}
 	scale := clip / (5 + 1e-6)
 	for i := range p {
@@ -68,14 +80,56 @@ func TestAdamWClipAndDecayMask(t *testing.T) {
 			gc := g[i][j] * scale
 			m := (1 - adamBeta1) * gc / (1 - adamBeta1)
 			v := (1 - adamBeta2) * gc * gc / (1 - adamBeta2)
-			want := p[i][j] - lr*m/(math.Sqrt(v)+adamEps)
+			lri := lr * max(specs[i].LRScale, 1)
+			want := p[i][j] - lri*m/(math.Sqrt(v)+adamEps)
 			if specs[i].Decay {
-				want -= lr * wd * p[i][j]
+				want -= lri * wd * p[i][j]
 			}
 			if math.Abs(got[i][j]-want) > 1e-9 {
 				t.Errorf("%s[%d] = %.12g, want %.12g", specs[i].Name, j, got[i][j], want)
 			}
 		}
+	}
+}
+
+// The learning-rate factors come from modelspec: the learned table of
+// learned-qk steps at LearnedAngleLR, the randinit one and every other
+// tensor at 1.
+func TestParamSpecsLRScale(t *testing.T) {
+	for _, tc := range []struct {
+		variant string
+		angles  float64
+	}{{"learned-qk", modelspec.LearnedAngleLR}, {"learned-qkv", modelspec.LearnedAngleLR}, {"learned-qk-randinit", 1}, {"rope", 0}} {
+		c, _ := shapeConfig("smoke", tc.variant, 11)
+		var angles float64
+		for _, s := range paramSpecs(c) {
+			if s.Name == modelspec.AngleTable {
+				angles = s.LRScale
+			} else if s.LRScale != 1 {
+				t.Errorf("%s %s: lr factor %g, want 1", tc.variant, s.Name, s.LRScale)
+			}
+		}
+		if angles != tc.angles {
+			t.Errorf("%s: angle table lr factor %g, want %g", tc.variant, angles, tc.angles)
+		}
+	}
+}
+
+// TestAngleReach checks the arithmetic behind modelspec.LearnedAngleLR:
+// Adam moves an entry by at most ~lr per step, so the schedule's sum at the
+// cpu profile's shape (0.42 rad) is below the random table's largest sigma
+// (1 rad), and ten times it is past it.
+func TestAngleReach(t *testing.T) {
+	c := Config{Steps: 400, Warmup: 40, LR: 2e-3, MinLR: 1e-4}
+	var sum float64
+	for s := 0; s < c.Steps; s++ {
+		sum += learningRate(c, s)
+	}
+	if sum < 0.41 || sum > 0.43 {
+		t.Fatalf("schedule sum %.4f rad, want 0.42 (modelspec.LearnedAngleLR's comment)", sum)
+	}
+	if reach := sum * modelspec.LearnedAngleLR; reach < 4 {
+		t.Fatalf("a learned angle's reach %.2f rad; the factor was chosen to exceed 4", reach)
 	}
 }
 

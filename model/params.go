@@ -17,6 +17,9 @@ type paramSpec struct {
 	Name  string
 	Shape []int
 	Decay bool // AdamW weight decay: matrices only, never norm gains, biases or angles
+	// LRScale multiplies the schedule's learning rate for this tensor
+	// (modelspec's Variant.LRScale: the learned angle table's factor).
+	LRScale float64
 }
 
 func blockName(l int, t string) string { return fmt.Sprintf("block%03d/%s", l, t) }
@@ -28,22 +31,22 @@ func paramSpecs(c Config) []paramSpec {
 	v, _ := modelspec.LookupVariant(c.Variant)
 	D, F, V := c.DModel, c.DHidden, c.Vocab
 	ps := []paramSpec{
-		{"embed", []int{V, D}, true},
-		{"normf", []int{D}, false},
-		{"unembed", []int{D, V}, true},
+		{Name: "embed", Shape: []int{V, D}, Decay: true},
+		{Name: "normf", Shape: []int{D}, Decay: false},
+		{Name: "unembed", Shape: []int{D, V}, Decay: true},
 	}
 	for l := 0; l < c.Layers; l++ {
 		ps = append(ps,
-			paramSpec{blockName(l, "norm1"), []int{D}, false},
-			paramSpec{blockName(l, "wq"), []int{D, D}, true},
-			paramSpec{blockName(l, "wk"), []int{D, D}, true},
-			paramSpec{blockName(l, "wv"), []int{D, D}, true},
-			paramSpec{blockName(l, "wo"), []int{D, D}, true},
-			paramSpec{blockName(l, "norm2"), []int{D}, false},
-			paramSpec{blockName(l, "w1"), []int{D, F}, true},
-			paramSpec{blockName(l, "b1"), []int{F}, false},
-			paramSpec{blockName(l, "w2"), []int{F, D}, true},
-			paramSpec{blockName(l, "b2"), []int{D}, false},
+			paramSpec{Name: blockName(l, "norm1"), Shape: []int{D}, Decay: false},
+			paramSpec{Name: blockName(l, "wq"), Shape: []int{D, D}, Decay: true},
+			paramSpec{Name: blockName(l, "wk"), Shape: []int{D, D}, Decay: true},
+			paramSpec{Name: blockName(l, "wv"), Shape: []int{D, D}, Decay: true},
+			paramSpec{Name: blockName(l, "wo"), Shape: []int{D, D}, Decay: true},
+			paramSpec{Name: blockName(l, "norm2"), Shape: []int{D}, Decay: false},
+			paramSpec{Name: blockName(l, "w1"), Shape: []int{D, F}, Decay: true},
+			paramSpec{Name: blockName(l, "b1"), Shape: []int{F}, Decay: false},
+			paramSpec{Name: blockName(l, "w2"), Shape: []int{F, D}, Decay: true},
+			paramSpec{Name: blockName(l, "b2"), Shape: []int{D}, Decay: false},
 		)
 	}
 	if v.Householder {
@@ -51,20 +54,23 @@ func paramSpecs(c Config) []paramSpec {
 		H, R, K := c.Heads, modelspec.PathRank, modelspec.PathConv
 		for l := 0; l < c.Layers; l++ {
 			ps = append(ps,
-				paramSpec{blockName(l, pathDown), []int{D, R}, true},
-				paramSpec{blockName(l, pathUp), []int{R, D}, true},
-				paramSpec{blockName(l, pathConv), []int{K, D}, false},
-				paramSpec{blockName(l, pathWB), []int{D, H}, true},
-				paramSpec{blockName(l, pathBB), []int{H}, false},
+				paramSpec{Name: blockName(l, pathDown), Shape: []int{D, R}, Decay: true},
+				paramSpec{Name: blockName(l, pathUp), Shape: []int{R, D}, Decay: true},
+				paramSpec{Name: blockName(l, pathConv), Shape: []int{K, D}, Decay: false},
+				paramSpec{Name: blockName(l, pathWB), Shape: []int{D, H}, Decay: true},
+				paramSpec{Name: blockName(l, pathBB), Shape: []int{H}, Decay: false},
 			)
 			if v.ForgetGate {
-				ps = append(ps, paramSpec{blockName(l, foxWG), []int{D, H}, true}, paramSpec{blockName(l, foxBG), []int{H}, false})
+				ps = append(ps, paramSpec{Name: blockName(l, foxWG), Shape: []int{D, H}, Decay: true}, paramSpec{Name: blockName(l, foxBG), Shape: []int{H}, Decay: false})
 			}
 		}
 	}
 	if v.Learned {
 		// Not decayed: decay would pull every pair's spectral gap towards 0.
-		ps = append(ps, paramSpec{"angles", []int{V, c.Heads, c.DModel / c.Heads / 2}, false})
+		ps = append(ps, paramSpec{Name: modelspec.AngleTable, Shape: []int{V, c.Heads, c.DModel / c.Heads / 2}, Decay: false})
+	}
+	for i := range ps {
+		ps[i].LRScale = v.LRScale(ps[i].Name)
 	}
 	sort.Slice(ps, func(i, j int) bool { return ps[i].Name < ps[j].Name })
 	return ps
@@ -100,8 +106,8 @@ func initParams(c Config, specs []paramSpec) [][]float32 {
 			for j := range x {
 				x[j] = float32((2*rng.Float64() - 1) * bound)
 			}
-		case "angles":
-			x = modelspec.RandomAngleTable(c.Vocab, c.Heads, c.DModel/c.Heads/2, c.SigmaMax, c.SigmaMin, c.Seed)
+		case modelspec.AngleTable:
+			x = modelspec.InitialAngles(c) // zero or random, as the variant says
 		default:
 			std := initStd
 			if base == "wo" || base == "w2" {
@@ -122,10 +128,10 @@ func initParams(c Config, specs []paramSpec) [][]float32 {
 // fixedAngles is the angle table of a random-* variant (nil otherwise).
 func fixedAngles(c Config) []float32 {
 	v, _ := modelspec.LookupVariant(c.Variant)
-	if v.Rotation != modelspec.RotationAccumulated || v.Learned {
+	if v.Learned {
 		return nil
 	}
-	return modelspec.RandomAngleTable(c.Vocab, c.Heads, c.DModel/c.Heads/2, c.SigmaMax, c.SigmaMin, c.Seed)
+	return modelspec.InitialAngles(c)
 }
 
 // exportSet builds the canonical weights set: the trained tensors plus the

@@ -196,7 +196,7 @@ func randomSet(t *testing.T, variant string) (*weights.Set, Config) {
 }
 
 func TestForwardMatchesReference(t *testing.T) {
-	for _, v := range modelspec.AllVariants() {
+	for _, v := range modelspec.Variants() {
 		t.Run(v, func(t *testing.T) {
 			worst, scale := forwardVsReference(t, v)
 			if worst > 1e-4*math.Max(1, scale) {

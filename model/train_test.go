@@ -48,6 +48,9 @@ func TestTrainSmoke(t *testing.T) {
 	forEachTrainer(t, func(t *testing.T, trainer string) {
 		for _, v := range variants {
 			t.Run(v, func(t *testing.T) {
+				if vv, _ := modelspec.LookupVariant(v); trainer == modelspec.TrainerNative && !vv.NativeTrainer() {
+					t.Skip("the native trainer does not train " + v)
+				}
 				c := tinyConfig(t, v, 12)
 				c.Trainer = trainer
 				dir := t.TempDir()

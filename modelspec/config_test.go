@@ -7,9 +7,12 @@ import (
 )
 
 func TestVariantsRegistryOrder(t *testing.T) {
-	want := "nope rope alibi random-qk random-qkv learned-qk learned-qkv"
-	if got := strings.Join(Variants(), " "); got != want {
-		t.Fatalf("Variants() = %q, want %q", got, want)
+	want := "nope rope alibi random-qk random-qkv random-qkv-alibi learned-qk learned-qkv"
+	if got := strings.Join(DefaultVariants(), " "); got != want {
+		t.Fatalf("DefaultVariants() = %q, want %q", got, want)
+	}
+	if got, all := strings.Join(Variants(), " "), want+" learned-qk-randinit learned-qkv-randinit path path-fox"; got != all {
+		t.Fatalf("Variants() = %q, want %q", got, all)
 	}
 	if _, err := LookupVariant("pope"); err == nil || !strings.Contains(err.Error(), "pope") {
 		t.Fatalf("unknown variant error %v", err)
@@ -57,6 +60,9 @@ func TestVariantParts(t *testing.T) {
 		{"random-qkv", RotationAccumulated, true, false, false},
 		{"learned-qk", RotationAccumulated, false, false, true},
 		{"learned-qkv", RotationAccumulated, true, false, true},
+		{"random-qkv-alibi", RotationAccumulated, true, true, false},
+		{"learned-qk-randinit", RotationAccumulated, false, false, true},
+		{"learned-qkv-randinit", RotationAccumulated, true, false, true},
 	} {
 		v, err := LookupVariant(tc.name)
 		if err != nil {
@@ -92,6 +98,57 @@ func TestParamNamesAreJSONKeys(t *testing.T) {
 		ParamWarmup, ParamLR, ParamWeightDecay, ParamSigmaMin, ParamCheckpointEvery, ParamEvalEvery} {
 		if !keys[p] {
 			t.Errorf("Param name %q is not a JSON key of Config", p)
+		}
+	}
+}
+
+// How each accumulated variant's table starts and how fast it learns:
+// learned-* from zeros at LearnedAngleLR, their -randinit twins from the
+// random table at the base rate, random-* from the random table (fixed).
+func TestAngleInitAndLRScale(t *testing.T) {
+	base := Config{Profile: "test", Vocab: 5, DModel: 8, Heads: 2, SigmaMax: 1, SigmaMin: 0.35, Seed: 3}
+	random := RandomAngleTable(5, 2, 2, 1, 0.35, 3)
+	for _, tc := range []struct {
+		name    string
+		init    string
+		lrScale float64
+	}{
+		{"random-qk", AngleInitRandom, 1}, {"random-qkv", AngleInitRandom, 1}, {"random-qkv-alibi", AngleInitRandom, 1},
+		{"learned-qk", AngleInitZero, LearnedAngleLR}, {"learned-qkv", AngleInitZero, LearnedAngleLR},
+		{"learned-qk-randinit", AngleInitRandom, 1}, {"learned-qkv-randinit", AngleInitRandom, 1},
+	} {
+		v, _ := LookupVariant(tc.name)
+		c := base
+		c.Variant = tc.name
+		if v.AngleInit != tc.init || v.LRScale(AngleTable) != tc.lrScale {
+			t.Errorf("%s: init %q lr x%g, want %q x%g", tc.name, v.AngleInit, v.LRScale(AngleTable), tc.init, tc.lrScale)
+		}
+		for _, p := range []string{"embed", "block000/wq", "normf"} {
+			if s := v.LRScale(p); s != 1 {
+				t.Errorf("%s: %s lr x%g, want 1", tc.name, p, s)
+			}
+		}
+		a := InitialAngles(c)
+		if !reflect.DeepEqual(a, random) != (tc.init == AngleInitZero) {
+			t.Errorf("%s: initial table %v, want the %s one", tc.name, a, tc.init)
+		}
+		if len(a) != len(random) {
+			t.Errorf("%s: initial table of %d values, want %d", tc.name, len(a), len(random))
+		}
+		for _, x := range a {
+			if tc.init == AngleInitZero && x != 0 {
+				t.Fatalf("%s: zero table holds %g", tc.name, x)
+			}
+		}
+		if note := AngleNote(c); (tc.init == AngleInitZero) != strings.Contains(note, "zero table") {
+			t.Errorf("%s: angle note %q", tc.name, note)
+		}
+	}
+	for _, name := range []string{"nope", "rope", "alibi"} {
+		c := base
+		c.Variant = name
+		if v, _ := LookupVariant(name); InitialAngles(c) != nil || v.LRScale(AngleTable) != 1 {
+			t.Errorf("%s: has an initial angle table or an angle lr factor", name)
 		}
 	}
 }

@@ -1,7 +1,9 @@
 // Package modelspec is the one home of the model facts that the gomlx model
 // (package model), the native evaluator (model/nativeeval), the native trainer (model/nativetrain) and the pipeline
 // stages share: the variant registry (each variant's rotation family, value
-// transport, distance bias and learned parts), the host-side position math
+// transport, distance bias and learned parts, and how a learned table starts
+// and learns: InitialAngles, Variant.LRScale, which every trainer must use),
+// the host-side position math
 // (RoPE angles, accumulated prefix sums with their single reduction rule,
 // ALiBi slopes, the random angle table), the training configuration and its
 // validation, and the files the train stage writes (names and result types).

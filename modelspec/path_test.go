@@ -20,8 +20,8 @@ func TestPathVariants(t *testing.T) {
 		if !v.Householder || v.ForgetGate != tc.gate || !v.OptIn || v.NativeTrainer() || v.Rotation != RotationNone || v.Doc == "" {
 			t.Errorf("%s: parts %+v", tc.name, v)
 		}
-		if slices.Contains(Variants(), tc.name) || !slices.Contains(AllVariants(), tc.name) {
-			t.Errorf("%s: want it in AllVariants only; default %v", tc.name, Variants())
+		if slices.Contains(DefaultVariants(), tc.name) || !slices.Contains(Variants(), tc.name) {
+			t.Errorf("%s: want it in Variants only; default %v", tc.name, DefaultVariants())
 		}
 		c := Config{Variant: tc.name, Profile: "test", Vocab: 257, DModel: 32, Layers: 2, Heads: 2, DHidden: 128,
 			Context: 32, Batch: 8, Steps: 60, Warmup: 6, LR: 3e-3, MinLR: 1e-4, Clip: 1, Seed: 1, Trainer: TrainerGomlx}

@@ -70,7 +70,7 @@ func ALiBiSlopes(H int) []float64 {
 }
 
 // The random angle table of the accumulated variants (random-*, and the
-// initial value of learned-*): pair p of head h of token x turns by
+// initial value of learned-*-randinit): pair p of head h of token x turns by
 // angles[x, h, p] ~ N(0, sigma_p^2), sigma_p geometric from SigmaMax
 // (p = 0) to SigmaMin (p = P-1), drawn once from a seeded PCG. For this
 // distribution E[cos a] = exp(-sigma^2/2), so the per-step spectral gap of
@@ -122,13 +122,34 @@ func RandomAngleTable(V, H, P int, sigmaMax, sigmaMin float64, seed uint64) []fl
 	return t
 }
 
+// InitialAngles is the angle table [V,H,P] (flattened) that c's variant
+// starts from, as its AngleInit says: the fixed table of random-*, the
+// initial value of a learned table. nil for variants without one. Every
+// trainer initialises from here and the report measures a learned table's
+// movement against it.
+func InitialAngles(c Config) []float32 {
+	v, err := LookupVariant(c.Variant)
+	if err != nil || v.Rotation != RotationAccumulated {
+		return nil
+	}
+	P := c.DModel / c.Heads / 2
+	if v.AngleInit == AngleInitZero {
+		return make([]float32, c.Vocab*c.Heads*P)
+	}
+	return RandomAngleTable(c.Vocab, c.Heads, P, c.SigmaMax, c.SigmaMin, c.Seed)
+}
+
 // AngleNote documents a config's angle table for Arch.AngleNote.
 func AngleNote(c Config) string {
+	v, _ := LookupVariant(c.Variant)
+	if v.AngleInit == AngleInitZero {
+		return fmt.Sprintf("trained from a zero table over %d pairs, angle learning rate x%g", c.DModel/c.Heads/2, v.LRScale(AngleTable))
+	}
 	note := fmt.Sprintf("angles[x,h,p] ~ N(0, sigma_p^2), sigma_p geometric %g..%g over %d pairs, PCG seed %d; "+
 		"spectral gap 1-exp(-sigma^2/2) %.4f..%.4f", c.SigmaMax, c.SigmaMin, c.DModel/c.Heads/2, c.Seed,
 		SpectralGaps([]float64{c.SigmaMax})[0], SpectralGaps([]float64{c.SigmaMin})[0])
-	if v, _ := LookupVariant(c.Variant); v.Learned {
-		note = "trained; initialised as " + note
+	if v.Learned {
+		note = fmt.Sprintf("trained (angle learning rate x%g); initialised as %s", v.LRScale(AngleTable), note)
 	}
 	return note
 }

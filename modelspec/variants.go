@@ -24,22 +24,51 @@ type Variant struct {
 	ValueRot bool   // value transport: v_j rotated by psi_j, the output by -psi_i
 	ALiBi    bool   // distance bias -m_h (i-j), m_h = ALiBiSlopes
 	Learned  bool   // the accumulated angle table is a trained variable
-	Doc      string
 	// PaTH and FoX (modelspec/path.go): data-dependent Householder
 	// transport of the keys, and FoX's forgetting gate on top of it.
 	Householder bool // logit_ij = q_i^T H_i ... H_{j+1} k_j, H_t = I - beta_t w_t w_t^T
 	ForgetGate  bool // logits += sum_{t=j+1..i} g_t, g_t = logsigmoid(linear(x_t)) per head
-	// OptIn variants are in the registry but not in the default set
-	// (Variants): a profile trains them only when it names them.
+	// AngleInit is the table an accumulated variant starts from
+	// (AngleInitRandom or AngleInitZero; InitialAngles builds it): fixed for
+	// random-*, the starting point of training for learned-*.
+	AngleInit string
+	// AngleLR multiplies the learning rate of a learned angle table
+	// (LRScale reads it; 0 means 1).
+	AngleLR float64
+	// OptIn variants are trained only when a profile names them: they are
+	// in Variants but not in DefaultVariants.
 	OptIn bool
+	Doc   string
 }
+
+// Initialisations of the angle table (Variant.AngleInit).
+const (
+	AngleInitRandom = "random" // RandomAngleTable of the config's seed and sigmas
+	AngleInitZero   = "zero"   // every angle 0: the model starts as nope and must learn its own angles
+)
+
+// AngleTable is the name of the angle table tensor [V, H, P] in weights
+// files and checkpoints (and LRScale's parameter name for it).
+const AngleTable = "angles"
+
+// LearnedAngleLR is the angle table's learning-rate factor of learned-qk and
+// learned-qkv. Adam moves an entry by at most about lr per step whatever the
+// size of its gradient, so the sum of the schedule bounds how far an angle
+// can travel: at the cpu profile (400 steps, lr 2e-3, warmup 40, cosine to
+// 1e-4) that sum is 0.42 rad (TestAngleReach), below the random table's
+// largest sigma (1 rad). Started from zero at the base rate, a learned
+// table could never reach the angles random-* use; with a factor of 10 its
+// reach is ~4.2 rad, past that scale, while one step (<= 0.02 rad) stays
+// small against the 2 pi period.
+const LearnedAngleLR = 10
 
 // Families' documentation, composed into Variant.Doc.
 const (
 	docNoPE        = "no position signal; causality alone"
 	docRoPE        = "RoPE: psi_i = i * 10000^(-2p/d_head), interleaved pairs"
 	docRandom      = "q, k rotated by prefix sums of a fixed seeded table angles[V,H,P] ~ N(0, sigma_p^2)"
-	docLearned     = "; the table trained (initialised from the random table of the same seed)"
+	docLearned     = "q, k rotated by prefix sums of a trained table angles[V,H,P] initialised to 0 (the model starts as nope and learns every angle), angle learning rate x10"
+	docRandInit    = "; the table initialised instead from the random table of the same seed and trained at the base learning rate (the learned variants before 2026-12; their tables moved ~3% from random-*'s)"
 	docValueRot    = "value transport (v_j rotated by psi_j, output by -psi_i)"
 	docALiBiSuffix = "ALiBi bias -m_h (i-j), m_h = 2^(-8(h+1)/H)"
 )
@@ -47,10 +76,20 @@ const (
 func nope() Variant { return Variant{Name: "nope", Rotation: RotationNone, Doc: docNoPE} }
 func rope() Variant { return Variant{Name: "rope", Rotation: RotationRoPE, Doc: docRoPE} }
 func random() Variant {
-	return Variant{Name: "random-qk", Rotation: RotationAccumulated, Doc: docRandom}
+	return Variant{Name: "random-qk", Rotation: RotationAccumulated, AngleInit: AngleInitRandom, Doc: docRandom}
 }
 func learned() Variant {
-	return Variant{Name: "learned-qk", Rotation: RotationAccumulated, Learned: true, Doc: docRandom + docLearned}
+	return Variant{Name: "learned-qk", Rotation: RotationAccumulated, Learned: true, AngleInit: AngleInitZero,
+		AngleLR: LearnedAngleLR, Doc: docLearned}
+}
+
+// withRandomInit starts a learned table from the random table at the base
+// learning rate, under the name + "-randinit"; trained on request only.
+func (v Variant) withRandomInit() Variant {
+	v.Name += "-randinit"
+	v.AngleInit, v.AngleLR, v.OptIn = AngleInitRandom, 1, true
+	v.Doc += docRandInit
+	return v
 }
 
 // withValueTransport rotates values too; "-qk" names become "-qkv".
@@ -80,30 +119,32 @@ var registry = []Variant{
 	nope().withALiBi("alibi"),
 	random(),
 	random().withValueTransport(),
+	random().withValueTransport().withALiBi("random-qkv-alibi"),
 	learned(),
 	learned().withValueTransport(),
+	learned().withRandomInit(),
+	learned().withValueTransport().withRandomInit(),
 	path(),
 	path().withForgetGate(),
 }
 
-// Variants lists the default set in canonical order: every registry entry
-// but the opt-in ones (what a profile trains when it names no variants).
+// Variants lists every registry name in canonical order.
 func Variants() []string {
+	names := make([]string, len(registry))
+	for i, v := range registry {
+		names[i] = v.Name
+	}
+	return names
+}
+
+// DefaultVariants lists the variants a profile trains when it names none:
+// the registry without its opt-in entries, in canonical order.
+func DefaultVariants() []string {
 	var names []string
 	for _, v := range registry {
 		if !v.OptIn {
 			names = append(names, v.Name)
 		}
-	}
-	return names
-}
-
-// AllVariants lists every registry name in canonical order, opt-in
-// variants included.
-func AllVariants() []string {
-	names := make([]string, len(registry))
-	for i, v := range registry {
-		names[i] = v.Name
 	}
 	return names
 }
@@ -115,7 +156,7 @@ func LookupVariant(name string) (Variant, error) {
 			return v, nil
 		}
 	}
-	names := AllVariants()
+	names := Variants()
 	sort.Strings(names)
 	return Variant{}, fmt.Errorf("modelspec: unknown variant %q (known: %v)", name, names)
 }
@@ -126,6 +167,16 @@ func LookupVariant(name string) (Variant, error) {
 // computed in-graph there (and on the host once exported).
 func (v Variant) HostRotation() bool {
 	return v.Rotation == RotationRoPE || (v.Rotation == RotationAccumulated && !v.Learned)
+}
+
+// LRScale is the factor on the learning rate of the trained tensor named
+// param: AngleLR for a learned variant's angle table, 1 for every other
+// tensor. Every trainer multiplies its schedule's rate by it.
+func (v Variant) LRScale(param string) float64 {
+	if v.Learned && param == AngleTable && v.AngleLR > 0 {
+		return v.AngleLR
+	}
+	return 1
 }
 
 // HasAngleTable reports whether the variant's weights hold an angle table.

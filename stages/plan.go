@@ -40,7 +40,7 @@ func Build(p Profile) (*pipeline.Plan, error) {
 	}
 	variants := p.Variants
 	if len(variants) == 0 {
-		variants = modelspec.Variants()
+		variants = modelspec.DefaultVariants()
 	}
 	vocab := vocabOf(p.Tokenizer)
 	tok, err := tokenizeStage(p)

@@ -26,7 +26,8 @@ type Profile struct {
 	// Data
 	Tokenizer string   `json:"tokenizer"` // bytes | gpt2
 	Corpus    []string `json:"corpus"`    // empty: the default Gutenberg corpus
-	// Variants to train (empty: the whole registry, modelspec.Variants).
+	// Variants to train (empty: the registry's defaults, modelspec.DefaultVariants;
+	// on-request entries such as learned-qk-randinit are trained only when named).
 	Variants []string `json:"variants"`
 	// Train is every training knob (modelspec.Config). Variant, profile and
 	// vocabulary are filled in by Build (vocabulary from the tokenizer), and
@@ -75,7 +76,8 @@ const cpuStepsNote = "cpu profile: 400 steps x 16 windows x 128 tokens (819K tok
 //   - smoke: a seconds-scale model for CI; 240 steps so that the variants
 //     differ by percents, enough for the CI gate to see a change to one.
 //   - cpu: the pilot's model (d 128, 2 layers, 4 heads, T 128, batch 16, byte
-//     tokens), sized so all seven variants fit in ~40 minutes of 2 cores.
+//     tokens), sized so the seven variants of 2026-11 fit in ~40 minutes of 2 cores
+//     (random-qkv-alibi, the eighth default, adds ~6 minutes).
 //   - paper: the paper's 16 x 768, 12 heads, context 512, GPT-2 vocabulary; for GPUs.
 func builtin() map[string]Profile {
 	smoke := trainDefaults()

@@ -172,3 +172,34 @@ func TestSetErrors(t *testing.T) {
 		}
 	}
 }
+
+// A profile that names no variants trains the registry's defaults (the
+// rotation + bias combination included, the -randinit twins not); a named
+// on-request variant is trained when asked for.
+func TestDefaultVariantsInPlan(t *testing.T) {
+	trains := func(p Profile) map[string]bool {
+		plan, err := Build(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := map[string]bool{}
+		for _, s := range plan.Stages {
+			if c, ok := s.Config.(modelspec.Config); ok {
+				got[c.Variant] = true
+			}
+		}
+		return got
+	}
+	p, err := LoadProfile("smoke", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := trains(p)
+	if !got["random-qkv-alibi"] || !got["learned-qk"] || got["learned-qk-randinit"] || got["learned-qkv-randinit"] || len(got) != len(modelspec.DefaultVariants()) {
+		t.Fatalf("default plan trains %v, want %v", got, modelspec.DefaultVariants())
+	}
+	p.Variants = []string{"learned-qk-randinit"}
+	if got := trains(p); len(got) != 1 || !got["learned-qk-randinit"] {
+		t.Fatalf("named plan trains %v, want learned-qk-randinit only", got)
+	}
+}

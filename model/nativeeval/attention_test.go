@@ -33,6 +33,7 @@ var attnCases = []attnCase{
 	{"alibi", "none", false, true},
 	{"acc-qk", "accumulated", false, false},
 	{"acc-qkv", "accumulated", true, false},
+	{"acc-qkv-alibi", "accumulated", true, true}, // random-qkv-alibi
 }
 
 // attnProblem draws a random problem and returns the kernel's inputs and the

@@ -29,27 +29,17 @@ func (w *weightsView) t(name string) []float32 {
 
 func blockName(n int) string { return fmt.Sprintf("block%03d/", n) }
 
-// variantArch maps the registry's variant names to the Arch fields that
-// change the forward.
+// variantArch is the test shape's Arch of a registry variant: the parts
+// that change the forward come from the registry (modelspec.Config.Arch),
+// so a new variant is tested here the moment it is registered.
 func variantArch(variant string) modelspec.Arch {
-	a := modelspec.Arch{Variant: variant, Profile: "test", Vocab: 19, DModel: 32, Layers: 2, Heads: 2,
-		DHidden: 48, Context: 16, NormEps: 1e-5, RopeBase: 10000, Rotation: "none"}
-	switch variant {
-	case "rope":
-		a.Rotation = "rope"
-	case "alibi":
-		a.ALiBi = true
-	case "random-qk", "learned-qk":
-		a.Rotation = "accumulated"
-	case "random-qkv", "learned-qkv":
-		a.Rotation, a.ValueRot = "accumulated", true
-	case "path", "path-fox":
-		a.Householder, a.ForgetGate, a.PathRank, a.PathConv = true, variant == "path-fox", modelspec.PathRank, modelspec.PathConv
-	}
-	return a
+	return modelspec.Config{Variant: variant, Profile: "test", Vocab: 19, DModel: 32, Layers: 2, Heads: 2,
+		DHidden: 48, Context: 16}.Arch()
 }
 
-var variants = []string{"nope", "rope", "alibi", "random-qk", "random-qkv", "learned-qk", "learned-qkv", "path", "path-fox"}
+// variants are every registry entry (nope, rope, alibi, random-qk/qkv,
+// random-qkv-alibi, learned-*, path, path-fox).
+var variants = modelspec.Variants()
 
 // tolLogit: logits are a chain of float32 matrix products and attention;
 // each stage adds relative error of order 1e-7..1e-6. We allow

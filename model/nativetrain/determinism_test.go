@@ -14,6 +14,9 @@ import (
 // repeating the 3-worker run gives them again (thread timing).
 func TestStepsWorkerIndependent(t *testing.T) {
 	for _, v := range modelspec.Variants() {
+		if vv, _ := modelspec.LookupVariant(v); !vv.NativeTrainer() {
+			continue
+		}
 		t.Run(v, func(t *testing.T) {
 			c := testConfig(v)
 			run := func(workers int) (losses []float32, p, m, vv [][]float32) {

@@ -14,6 +14,9 @@ type Param struct {
 	Name  string
 	Shape []int
 	Decay bool // AdamW weight decay applies
+	// LRScale multiplies the learning rate (and so the decoupled decay) of
+	// this tensor: modelspec's Variant.LRScale; 0 means 1.
+	LRScale float64
 }
 
 // Trainer holds one run's parameters and Adam moments on the host.
@@ -240,11 +243,15 @@ func (t *Trainer) adamW(grads [][]float32, lr, bc1, bc2 float32) float32 {
 	}
 	const b1, b2 = float32(modelspec.AdamBeta1), float32(modelspec.AdamBeta2)
 	eps := float32(modelspec.AdamEps)
-	lrwd := lr * float32(t.c.WeightDecay)
 	ParallelTensors(len(chunks), t.workers, func(c int) {
 		i, j0, j1 := chunks[c].i, chunks[c].j0, chunks[c].j1
 		p, m, v, g := t.p[i][j0:j1], t.m[i][j0:j1], t.vv[i][j0:j1], grads[i][j0:j1]
 		decay := t.params[i].Decay && t.c.WeightDecay > 0
+		lr := lr
+		if s := t.params[i].LRScale; s != 1 && s != 0 {
+			lr *= float32(s) // as model's adamW: MulScalar(lr, s) in float32
+		}
+		lrwd := lr * float32(t.c.WeightDecay)
 		for j := range p {
 			gj := g[j] * scale
 			m1 := m[j]*b1 + gj*(1-b1)

@@ -26,6 +26,21 @@ func madeResult(variant string, ratios map[int]evaluate.Interval, far map[int]fl
 	return r
 }
 
+// withPPLAtT sets the PPL at T of a made result.
+func withPPLAtT(r *evaluate.Result, ppl float64) *evaluate.Result {
+	r.Lengths[0].PPL = iv(ppl, 0.9*ppl, 1.1*ppl)
+	return r
+}
+
+// fix is a random-qkv-alibi result with the given ratio at 128T and PPL at
+// T, beside a random-qkv one with PPL 10 at T.
+func fix(ratio evaluate.Interval, ppl float64) map[string]*evaluate.Result {
+	return map[string]*evaluate.Result{
+		"random-qkv-alibi": withPPLAtT(madeResult("random-qkv-alibi", at(iv(1, 1, 1), ratio), nil), ppl),
+		"random-qkv":       withPPLAtT(madeResult("random-qkv", at(iv(1.2, 1.1, 1.3), iv(1.5, 1.4, 1.6)), nil), 10),
+	}
+}
+
 func iv(v, lo, hi float64) evaluate.Interval { return evaluate.Interval{Value: v, Lo: lo, Hi: hi} }
 
 // at16 and at128 are ratios at T, 16T and 128T.
@@ -99,6 +114,21 @@ func TestClaimVerdicts(t *testing.T) {
 			"random-qk": madeResult("random-qk", map[int]evaluate.Interval{1: iv(1, 1, 1), 2: iv(1, 1, 1), 128: iv(1.5, 1.01, 2)}, map[int]float64{2: 0.3, 128: 0.3})}},
 		{"no far mass measured", "eventually degrades", "NOT REPRODUCED", map[string]*evaluate.Result{
 			"random-qk": madeResult("random-qk", map[int]evaluate.Interval{1: iv(1, 1, 1), 2: iv(1, 1, 1), 128: iv(1.5, 1.01, 2)}, nil)}},
+		// 6. random-qkv-alibi within 1 +- 0.10 at the longest length and its
+		// PPL at T at most 3% above random-qkv's (edges included).
+		{"fix flat at the rotation's PPL", "far-mass control", "REPRODUCED", fix(iv(1.02, 0.95, 1.09), 10.1)},
+		{"fix better than the rotation at T", "far-mass control", "REPRODUCED", fix(iv(0.97, 0.9, 1.05), 9)},
+		{"fix ratio at the upper edge", "far-mass control", "REPRODUCED", fix(iv(1.10, 1.0, 1.2), 10)},
+		{"fix ratio at the lower edge", "far-mass control", "REPRODUCED", fix(iv(0.90, 0.8, 1.0), 10)},
+		{"fix ratio above", "far-mass control", "NOT REPRODUCED", fix(iv(1.11, 1.0, 1.2), 10)},
+		{"fix ratio below", "far-mass control", "NOT REPRODUCED", fix(iv(0.89, 0.8, 1.0), 10)},
+		{"fix PPL at the edge", "far-mass control", "REPRODUCED", fix(iv(1, 0.95, 1.05), 10.3)},
+		{"fix PPL too high", "far-mass control", "NOT REPRODUCED", fix(iv(1, 0.95, 1.05), 10.31)},
+		{"fix flat but at ALiBi's PPL", "far-mass control", "NOT REPRODUCED", fix(iv(1, 0.95, 1.05), 10.6)},
+		{"fix missing", "far-mass control", "NOT TESTED", map[string]*evaluate.Result{
+			"random-qkv": withPPLAtT(madeResult("random-qkv", one, nil), 10)}},
+		{"rotation missing", "far-mass control", "NOT TESTED", map[string]*evaluate.Result{
+			"random-qkv-alibi": withPPLAtT(madeResult("random-qkv-alibi", one, nil), 10)}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := verdictOf(t, tc.ev, tc.claim)

@@ -10,45 +10,53 @@ import (
 	"routebench/pipeline"
 )
 
-// How far a learned variant's angle table moved from the random table it
-// was initialised with (the same seeded draw, modelspec.RandomAngleTable):
-// if it barely moved, a "learned" variant is the random one with a small
-// correction, and its results must be read that way.
+// How far a learned variant's angle table moved from the table it was
+// initialised with (modelspec.InitialAngles: zeros for learned-*, the
+// random table random-* use for learned-*-randinit): if it barely moved
+// from the random table, a "learned" variant is the random one with a small
+// correction, and its results must be read that way; from zeros, the
+// angles it reached are all it learned.
 
 // angleShift compares a trained table with its initial values, both
 // [V][H][P] flattened.
 type angleShift struct {
-	Rel     float64   // ||a - a0|| / ||a0|| over the whole table
-	PairRel []float64 // the same per pair p (over tokens and heads)
+	Init    string    // the variant's AngleInit
+	Rel     float64   // ||a - a0|| / ||a0|| over the whole table; NaN for a zero a0
+	RMS     float64   // root mean square change over the entries that changed (rad)
+	PairRMS []float64 // the same per pair p (over tokens and heads)
 	MaxAbs  float64   // largest |a - a0| (rad)
 	Moved   float64   // fraction of entries that changed at all (tokens never seen keep their values)
 }
 
 func shiftOf(trained, initial []float32, P int) angleShift {
-	var s angleShift
-	num, den := make([]float64, P), make([]float64, P)
-	moved := 0
+	s := angleShift{Rel: math.NaN()}
+	num, cnt := make([]float64, P), make([]int, P)
+	var den float64
 	for i, a := range trained {
 		d := float64(a) - float64(initial[i])
-		num[i%P] += d * d
-		den[i%P] += float64(initial[i]) * float64(initial[i])
+		den += float64(initial[i]) * float64(initial[i])
 		s.MaxAbs = math.Max(s.MaxAbs, math.Abs(d))
 		if d != 0 {
-			moved++
+			num[i%P] += d * d
+			cnt[i%P]++
 		}
 	}
-	var n, dd float64
+	var n float64
+	var moved int
 	for p := range num {
-		s.PairRel = append(s.PairRel, math.Sqrt(num[p]/den[p]))
-		n, dd = n+num[p], dd+den[p]
+		s.PairRMS = append(s.PairRMS, math.Sqrt(num[p]/math.Max(float64(cnt[p]), 1)))
+		n, moved = n+num[p], moved+cnt[p]
 	}
-	s.Rel = math.Sqrt(n / dd)
+	if den > 0 {
+		s.Rel = math.Sqrt(n / den)
+	}
+	s.RMS = math.Sqrt(n / math.Max(float64(moved), 1))
 	s.Moved = float64(moved) / float64(len(trained))
 	return s
 }
 
 // learnedShift reads a learned variant's trained table from its weights
-// and redraws the initial one from its training config; nil for variants
+// and rebuilds the initial one from its training config; nil for variants
 // without a trained table.
 func learnedShift(rc *pipeline.RunContext, name string, rep *modelspec.TrainReport) (*angleShift, error) {
 	v, err := modelspec.LookupVariant(name)
@@ -69,28 +77,45 @@ func learnedShift(rc *pipeline.RunContext, name string, rep *modelspec.TrainRepo
 	}
 	c := rep.Config
 	P := c.DModel / c.Heads / 2
-	trained, err := set.Get("angles", c.Vocab, c.Heads, P)
+	trained, err := set.Get(modelspec.AngleTable, c.Vocab, c.Heads, P)
 	if err != nil {
 		return nil, fmt.Errorf("report: weights of %s: %w", name, err)
 	}
-	s := shiftOf(trained, modelspec.RandomAngleTable(c.Vocab, c.Heads, P, c.SigmaMax, c.SigmaMin, c.Seed), P)
+	s := shiftOf(trained, modelspec.InitialAngles(c), P)
+	s.Init = v.AngleInit
 	return &s, nil
 }
 
 func renderLearnedShift(b *strings.Builder, vs []*variantData) {
 	var rows []string
+	sigma := ""
 	for _, v := range vs {
-		if s := v.angleShift; s != nil {
-			rows = append(rows, fmt.Sprintf("| %s | %.2f%% | %.2f%% | %.2f%% | %.3f | %.1f%% |", v.name, 100*s.Rel,
-				100*s.PairRel[0], 100*s.PairRel[len(s.PairRel)-1], s.MaxAbs, 100*s.Moved))
+		s := v.angleShift
+		if s == nil {
+			continue
 		}
+		rel := "-"
+		if !math.IsNaN(s.Rel) {
+			rel = fmt.Sprintf("%.2f%%", 100*s.Rel)
+		}
+		c := v.train.Config
+		lr := 1.0
+		if vv, err := modelspec.LookupVariant(v.name); err == nil {
+			lr = vv.LRScale(modelspec.AngleTable)
+		}
+		rows = append(rows, fmt.Sprintf("| %s | %s | x%g | %s | %.3f | %.3f | %.3f | %.3f | %.1f%% |", v.name, s.Init, lr, rel,
+			s.RMS, s.PairRMS[0], s.PairRMS[len(s.PairRMS)-1], s.MaxAbs, 100*s.Moved))
+		sigma = fmt.Sprintf(" (random-* draw them with sigma %.2f for the fastest pair and %.2f for the slowest)", c.SigmaMax, c.SigmaMin)
 	}
 	if len(rows) == 0 {
 		return
 	}
-	b.WriteString("\nHow far the learned angle tables moved from their random initialisation (the same seeded table " +
-		"random-* use): relative norm of the change, over the whole table and for the fastest (p = 0) and slowest " +
-		"(p = P-1) pair, the largest change of one entry, and the share of entries that changed (a token never seen in " +
-		"training keeps its initial angles).\n\n| variant | relative change | fastest pair | slowest pair | max change (rad) | entries changed |\n|---|---|---|---|---|---|\n")
+	b.WriteString("\nHow far the learned angle tables moved from their initialisation (zero: a zero table, every angle " +
+		"learned; random: the seeded table random-* use), at their angle learning-rate factor: relative norm of the " +
+		"change (for a random start), root mean square change of the entries that changed, overall and for the fastest " +
+		"(p = 0) and slowest (p = P-1) pair, in radians" + sigma + ", the largest change of one entry, and the share of " +
+		"entries that changed (a token never seen in training keeps its initial angles).\n\n" +
+		"| variant | init | angle lr | relative change | RMS change (rad) | fastest pair | slowest pair | max change (rad) | entries changed |\n" +
+		"|---|---|---|---|---|---|---|---|---|\n")
 	b.WriteString(strings.Join(rows, "\n") + "\n")
 }

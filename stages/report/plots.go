@@ -40,7 +40,12 @@ func newPlot(title, x, y string) *plot.Plot {
 	return p
 }
 
+// variantStyle is variant i's line colour and width: the soft palette,
+// then the dark one, so that more than seven variants never share a colour.
 func variantStyle(i int) (color.Color, vg.Length) {
+	if n := len(plotutil.SoftColors); i >= n && i < 2*n {
+		return plotutil.DarkColors[i-n], vg.Points(1.5)
+	}
 	return plotutil.Color(i), vg.Points(1.5)
 }
 
