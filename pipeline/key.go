@@ -30,7 +30,7 @@ func CanonicalConfig(cfg any) ([]byte, error) {
 	return bytes.TrimSpace(buf.Bytes()), nil
 }
 
-// ComputeKey hashes the store format, the stage name and kind, its canonical
+// ComputeKey hashes the store format, the stage name (KeyName if set) and kind, its canonical
 // config, the digest of each input (by input name) and the code salt.
 // inputDigests maps input name -> artifacts.Artifact digest (volatile files excluded).
 func ComputeKey(s *Stage, inputDigests map[string]string) (Key, error) {
@@ -42,8 +42,12 @@ func ComputeKey(s *Stage, inputDigests map[string]string) (Key, error) {
 	if err != nil {
 		return Key{}, fmt.Errorf("stage %s: %w", s.Name, err)
 	}
+	name := s.Name
+	if s.KeyName != "" {
+		name = s.KeyName
+	}
 	var lines []string
-	lines = append(lines, "format "+artifacts.FormatVersion, "stage "+s.Name, "kind "+s.Kind, "config "+string(cfg))
+	lines = append(lines, "format "+artifacts.FormatVersion, "stage "+name, "kind "+s.Kind, "config "+string(cfg))
 	names := make([]string, 0, len(s.Inputs))
 	for _, in := range s.Inputs {
 		names = append(names, in.Name)

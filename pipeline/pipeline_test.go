@@ -150,6 +150,26 @@ func TestKeySensitivity(t *testing.T) {
 	}
 }
 
+// KeyName stands in for Name in the key: a sweep's renamed stage keeps the
+// key of the stage it is, and nothing but the name it hashes changes.
+func TestKeyNameReplacesName(t *testing.T) {
+	gen, _ := toyPlan(t, toyConfig{N: 1}, map[string]int{}).Stage("gen")
+	k0 := keyOf(t, gen, nil)
+	renamed := *gen
+	renamed.Name = "point=1/gen"
+	if keyOf(t, &renamed, nil) == k0 {
+		t.Fatal("renaming a stage kept its key")
+	}
+	renamed.KeyName = gen.Name
+	if keyOf(t, &renamed, nil) != k0 {
+		t.Fatal("a renamed stage with KeyName = the old name has another key")
+	}
+	renamed.KeyName = "other"
+	if keyOf(t, &renamed, nil) == k0 {
+		t.Fatal("KeyName is not hashed")
+	}
+}
+
 func TestVerifyCatchesNondeterminism(t *testing.T) {
 	r := quietRunner(t)
 	n := 0

@@ -12,6 +12,12 @@ type Stage struct {
 	// Name is unique in a plan ("train/rope"); Kind groups stages of one
 	// implementation ("train") for --force and the CLI.
 	Name, Kind string
+	// KeyName, when set, is the name hashed into the key instead of Name.
+	// A sweep names each point's stages apart ("sigma_min=0.2/train/rope")
+	// while each is the very stage the point's profile calls "train/rope":
+	// hashing that name gives it that stage's key, so an identical point
+	// and a plain run of its profile share one artifact.
+	KeyName string
 	// Config must hold every knob that can change the output. It is hashed
 	// as canonical JSON, so it must be JSON-encodable and deterministic
 	// (structs and maps; no funcs or channels).
