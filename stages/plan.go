@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 
 	"routebench/modelspec"
@@ -34,6 +35,9 @@ func vocabOf(tok string) int {
 //
 //	tokenize -> train/<v> -> evaluate/<v> -> report
 //	theory, bench ------------------------->
+//
+// With seeds, each variant has a train and an evaluate stage per seed
+// (train/<v>@seed<N>, the profile's train.seed unsuffixed).
 func Build(p Profile) (*pipeline.Plan, error) {
 	if err := p.validate(); err != nil {
 		return nil, err
@@ -61,33 +65,51 @@ func Build(p Profile) (*pipeline.Plan, error) {
 		all = append(all, evalToks[i])
 		in.EvalCorpora = append(in.EvalCorpora, report.EvalCorpus{Name: c.Name, Evaluate: map[string]*pipeline.Stage{}})
 	}
+	rep := report.Config{Profile: p.Name, Variants: variants, Commit: commit()}
+	for _, c := range corpora {
+		rep.EvalCorpora = append(rep.EvalCorpora, c.Name)
+	}
+	seeds := []uint64{p.Train.Seed}
+	if len(p.Seeds) > 0 && !slices.Equal(p.Seeds, seeds) {
+		seeds = p.Seeds
+		rep.Seeds, rep.DefaultSeed = p.Seeds, p.Train.Seed
+	}
 	for _, v := range variants {
-		cfg := p.Train
-		cfg.Variant, cfg.Profile, cfg.Vocab, cfg.Backend = v, p.Name, vocab, backendOf(p)
-		cfg.Warmup = min(cfg.Warmup, cfg.Steps)
-		if cfg.Trainer == "" {
-			cfg.Trainer = trainerFor(cfg.Backend, v)
-		}
-		if err := cfg.Validate(); err != nil {
-			return nil, fmt.Errorf("profile %s: %w", p.Name, err)
-		}
-		evCfg := evaluate.NewConfig(v, p.Name, cfg.Context, p.LengthMultipliers, p.Windows, p.EvalSeed)
-		evCfg.Protocols = p.EvalProtocols
-		if err := evCfg.Validate(); err != nil {
-			return nil, fmt.Errorf("profile %s: %w", p.Name, err)
-		}
-		tr := train.Stage(cfg, tok)
-		ev := evaluate.Stage(evCfg, tok, tr)
-		in.Train[v], in.Evaluate[v] = tr, ev
-		all = append(all, tr, ev)
-		// The same trained weights on each evaluation corpus: its own
-		// shards, the same protocol.
-		for i, c := range corpora {
-			cc := evCfg
-			cc.Corpus = c.Name
-			ce := evaluate.Stage(cc, evalToks[i], tr)
-			in.EvalCorpora[i].Evaluate[v] = ce
-			all = append(all, ce)
+		for _, seed := range seeds {
+			cfg := p.Train
+			cfg.Variant, cfg.Profile, cfg.Vocab, cfg.Backend, cfg.Seed = v, p.Name, vocab, backendOf(p), seed
+			cfg.Warmup = min(cfg.Warmup, cfg.Steps)
+			if cfg.Trainer == "" {
+				cfg.Trainer = trainerFor(cfg.Backend, v)
+			}
+			if err := cfg.Validate(); err != nil {
+				return nil, fmt.Errorf("profile %s: %w", p.Name, err)
+			}
+			evCfg := evaluate.NewConfig(v, p.Name, cfg.Context, p.LengthMultipliers, p.Windows, p.EvalSeed)
+			evCfg.Protocols = p.EvalProtocols
+			if err := evCfg.Validate(); err != nil {
+				return nil, fmt.Errorf("profile %s: %w", p.Name, err)
+			}
+			// The evaluation windows are the profile's (eval_seed), the
+			// same for every seed: the seeds differ by training alone.
+			tr := train.Stage(cfg, tok)
+			ev := evaluate.Stage(evCfg, tok, tr)
+			suffix := report.SeedSuffix(seed, p.Train.Seed)
+			tr.Name, ev.Name = tr.Name+suffix, ev.Name+suffix
+			run := report.RunName(v, seed, p.Train.Seed)
+			in.Train[run], in.Evaluate[run] = tr, ev
+			all = append(all, tr, ev)
+			// The same trained weights on each evaluation corpus: its own
+			// shards, the same protocol (evaluate/<v>@seed<N>@<corpus> at
+			// another seed).
+			for i, c := range corpora {
+				cc := evCfg
+				cc.Corpus = c.Name
+				ce := evaluate.Stage(cc, evalToks[i], tr)
+				ce.Name = evaluate.Kind + "/" + run + "@" + c.Name
+				in.EvalCorpora[i].Evaluate[run] = ce
+				all = append(all, ce)
+			}
 		}
 	}
 	th, err := theory.Stage(p.Theory)
@@ -97,11 +119,7 @@ func Build(p Profile) (*pipeline.Plan, error) {
 	in.Theory = th
 	in.Bench = bench.Stage(bench.NewConfig(p.BenchLengths, p.BenchCount))
 	all = append(all, th, in.Bench)
-	rcfg := report.Config{Profile: p.Name, Variants: variants, Commit: commit()}
-	for _, c := range corpora {
-		rcfg.EvalCorpora = append(rcfg.EvalCorpora, c.Name)
-	}
-	all = append(all, report.Stage(rcfg, in))
+	all = append(all, report.Stage(rep, in))
 	return pipeline.NewPlan(p.Name, all)
 }
 

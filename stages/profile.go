@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 
@@ -35,6 +36,12 @@ type Profile struct {
 	// train.trainer (native | gomlx) empty means native on the Go backend,
 	// gomlx on XLA.
 	Train modelspec.Config `json:"train"`
+	// Seeds trains and evaluates every variant once per seed (each one
+	// train.seed in turn), and the report combines them over seeds
+	// (stages/report/seeds.go). Empty: the one seed train.seed. The run at
+	// train.seed keeps the plain stage names ("train/rope"), so adding seeds
+	// reuses it; the others are suffixed ("train/rope@seed2").
+	Seeds []uint64 `json:"seeds"`
 	// Backend is gomlx's backend for training: "go" (CPU, default) or
 	// "xla:/abs/path/to/pjrt_plugin.so" (GPU binary only). Empty: $GOMLX_BACKEND, else "go".
 	Backend string `json:"backend"`
@@ -216,6 +223,11 @@ func (p Profile) validate() error {
 	}
 	if p.BenchCount <= 0 || len(p.BenchLengths) == 0 {
 		return fmt.Errorf("profile %s: bench_count %d and bench_lengths %v must be positive/non-empty", p.Name, p.BenchCount, p.BenchLengths)
+	}
+	for i, s := range p.Seeds {
+		if slices.Contains(p.Seeds[:i], s) {
+			return fmt.Errorf("profile %s: seeds %v names seed %d twice; list each seed once", p.Name, p.Seeds, s)
+		}
 	}
 	if p.Train.Variant != "" || p.Train.Profile != "" || p.Train.Vocab != 0 || p.Train.Backend != "" {
 		return fmt.Errorf("profile %s: train.variant, train.profile, train.vocab and train.backend are set by the pipeline "+

@@ -42,7 +42,10 @@ func currentResults(c *common) (*ci.Baseline, error) {
 			if err := readArtifactJSON(a, evaluate.ResultFile, &res); err != nil {
 				return nil, err
 			}
-			if res.Corpus == "" { // the baseline holds the held-out split's results
+			// The baseline holds the held-out split's results of the
+			// profile's own seed: not evaluate/<v>@<corpus>, nor
+			// evaluate/<v>@seed<N>.
+			if name == evaluate.Kind+"/"+res.Variant && res.Corpus == "" {
 				evals[res.Variant] = &res
 			}
 		case name == theory.Kind:

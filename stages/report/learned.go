@@ -57,9 +57,9 @@ func shiftOf(trained, initial []float32, P int) angleShift {
 
 // learnedShift reads a learned variant's trained table from its weights
 // and rebuilds the initial one from its training config; nil for variants
-// without a trained table.
-func learnedShift(rc *pipeline.RunContext, name string, rep *modelspec.TrainReport) (*angleShift, error) {
-	v, err := modelspec.LookupVariant(name)
+// without a trained table. name is the run's (variant and seed suffix).
+func learnedShift(rc *pipeline.RunContext, variant, name string, rep *modelspec.TrainReport) (*angleShift, error) {
+	v, err := modelspec.LookupVariant(variant)
 	if err != nil || !v.Learned || rep == nil {
 		return nil, err
 	}
@@ -100,7 +100,7 @@ func renderLearnedShift(b *strings.Builder, vs []*variantData) {
 		}
 		c := v.train.Config
 		lr := 1.0
-		if vv, err := modelspec.LookupVariant(v.name); err == nil {
+		if vv, err := modelspec.LookupVariant(v.variant); err == nil {
 			lr = vv.LRScale(modelspec.AngleTable)
 		}
 		rows = append(rows, fmt.Sprintf("| %s | %s | x%g | %s | %.3f | %.3f | %.3f | %.3f | %.1f%% |", v.name, s.Init, lr, rel,

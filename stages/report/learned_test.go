@@ -26,7 +26,7 @@ func TestShiftOf(t *testing.T) {
 	s.Init = modelspec.AngleInitRandom
 	var b strings.Builder
 	train := &modelspec.TrainReport{Config: modelspec.Config{SigmaMax: 1, SigmaMin: 0.35}}
-	renderLearnedShift(&b, []*variantData{{name: "learned-qk-randinit", train: train, angleShift: &s}, {name: "rope"}})
+	renderLearnedShift(&b, []*variantData{{name: "learned-qk-randinit", variant: "learned-qk-randinit", train: train, angleShift: &s}, {name: "rope", variant: "rope"}})
 	if out := b.String(); !strings.Contains(out, "| learned-qk-randinit | random | x1 | 9.13% | 0.500 | 0.000 | 0.500 | 0.500 | 25.0% |") || strings.Contains(out, "| rope |") {
 		t.Errorf("table:\n%s", out)
 	}
@@ -42,7 +42,7 @@ func TestShiftOfZeroInit(t *testing.T) {
 	s.Init = modelspec.AngleInitZero
 	var b strings.Builder
 	train := &modelspec.TrainReport{Config: modelspec.Config{SigmaMax: 1, SigmaMin: 0.35}}
-	renderLearnedShift(&b, []*variantData{{name: "learned-qk", train: train, angleShift: &s}})
+	renderLearnedShift(&b, []*variantData{{name: "learned-qk", variant: "learned-qk", train: train, angleShift: &s}})
 	if out := b.String(); !strings.Contains(out, "| learned-qk | zero | x10 | - | 0.354 | 0.300 | 0.400 | 0.400 | 33.3% |") {
 		t.Errorf("table:\n%s", out)
 	}

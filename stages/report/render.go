@@ -13,7 +13,9 @@ import (
 	"routebench/stages/evaluate"
 )
 
-func render(rc *pipeline.RunContext, cfg Config, vs []*variantData, theory, bench string) string {
+// render writes RESULTS.md: vs are the runs (a variant at a seed), g the
+// same arranged over seeds.
+func render(rc *pipeline.RunContext, cfg Config, vs []*variantData, g seedGroups, theory, bench string) string {
 	var b strings.Builder
 	p := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
 	p("# routebench results: profile `%s`\n\n", cfg.Profile)
@@ -31,10 +33,13 @@ func render(rc *pipeline.RunContext, cfg Config, vs []*variantData, theory, benc
 	if T == 0 {
 		p("No evaluation results in this profile.\n\n")
 	} else {
-		renderMainTable(&b, vs, T)
+		renderMainTable(&b, g.combined, T, g.seeds)
+		if len(g.seeds) > 1 {
+			renderSeedTable(&b, vs)
+		}
 		p("![PPL ratio vs length](%s)\n\n", PlotRatio)
-		renderPaper(&b, vs, T)
-		renderClaims(&b, vs)
+		renderPaper(&b, g.combined, T)
+		renderClaims(&b, g)
 		renderFar(&b, vs, T)
 		renderBuckets(&b, vs, T)
 		renderProtocols(&b, vs, T)
@@ -47,7 +52,7 @@ func render(rc *pipeline.RunContext, cfg Config, vs []*variantData, theory, benc
 	if bench != "" {
 		p("## Attention kernel throughput (stage `bench`)\n\n%s\n", bench)
 	}
-	p("## Machine-readable results\n\n[`%s`](%s) and [`%s`](%s) (Arrow IPC) hold one row per variant and length.\n", CSVFile, CSVFile, ArrowFile, ArrowFile)
+	p("## Machine-readable results\n\n[`%s`](%s) and [`%s`](%s) (Arrow IPC) hold one row per variant, training seed and length.\n", CSVFile, CSVFile, ArrowFile, ArrowFile)
 	return b.String()
 }
 
@@ -80,7 +85,10 @@ func renderHeader(b *strings.Builder, rc *pipeline.RunContext, cfg Config) {
 	b.WriteString("\n")
 }
 
-func renderMainTable(b *strings.Builder, vs []*variantData, T int) {
+// renderMainTable: one row per variant, its ratios with their intervals:
+// the window bootstrap's for one seed, over seeds (seeds: the t-interval
+// of the seed mean, see seeds.go) for several.
+func renderMainTable(b *strings.Builder, vs []*variantData, T int, seeds []uint64) {
 	var mults []int
 	for _, v := range vs {
 		if v.eval != nil && len(v.eval.Lengths) > len(mults) {
@@ -90,7 +98,14 @@ func renderMainTable(b *strings.Builder, vs []*variantData, T int) {
 			}
 		}
 	}
-	b.WriteString("Cells: ratio with its 95% bootstrap interval over windows. T = " + fmt.Sprint(T) + " tokens.\n\n| variant | PPL at T |")
+	if len(seeds) > 1 {
+		fmt.Fprintf(b, "Cells: the mean over %d training seeds (%s) of each seed's ratio, with the %.0f%% Student-t interval of that mean over seeds "+
+			"(mean -+ t(n-1) sd / sqrt(n), n = %d): the spread from training noise, given the evaluation windows, which are the same for every model. "+
+			"Each seed's own ratio with its window bootstrap interval is in the next table; the two are not folded into one interval. T = %d tokens.\n\n| variant | PPL at T |",
+			len(seeds), seedList(seeds), 100*SeedConfidence, len(seeds), T)
+	} else {
+		b.WriteString("Cells: ratio with its 95% bootstrap interval over windows. T = " + fmt.Sprint(T) + " tokens.\n\n| variant | PPL at T |")
+	}
 	for _, m := range mults {
 		fmt.Fprintf(b, " %dT (%d) |", m, m*T)
 	}
@@ -126,9 +141,53 @@ func renderPaper(b *strings.Builder, vs []*variantData, T int) {
 	b.WriteString("\n")
 }
 
-func renderClaims(b *strings.Builder, vs []*variantData) {
-	b.WriteString("## Claims\n\n| claim | verdict | criterion | numbers |\n|---|---|---|---|\n")
-	for _, c := range Claims(evals(vs)) {
+// renderSeedTable lists every run (each seed of each variant) with its
+// window bootstrap intervals, beside the main table's spread over seeds.
+func renderSeedTable(b *strings.Builder, vs []*variantData) {
+	b.WriteString("Per seed: each run's ratio with its 95% window bootstrap interval.\n\n| run | seed | PPL at T |")
+	var mults []int
+	for _, v := range vs {
+		if v.eval != nil {
+			for _, l := range v.eval.Lengths {
+				mults = append(mults, l.Multiplier)
+			}
+			break
+		}
+	}
+	for _, m := range mults {
+		fmt.Fprintf(b, " %dT |", m)
+	}
+	b.WriteString("\n|---|---|---|" + strings.Repeat("---|", len(mults)) + "\n")
+	for _, v := range vs {
+		if v.eval == nil {
+			continue
+		}
+		fmt.Fprintf(b, "| %s | %d | %.3f [%.3f, %.3f] |", v.name, v.seed, v.eval.Lengths[0].PPL.Value, v.eval.Lengths[0].PPL.Lo, v.eval.Lengths[0].PPL.Hi)
+		for _, l := range v.eval.Lengths {
+			fmt.Fprintf(b, " %.2f [%.2f, %.2f] |", l.Ratio.Value, l.Ratio.Lo, l.Ratio.Hi)
+		}
+		b.WriteString("\n")
+	}
+	b.WriteString("\n")
+}
+
+func seedList(seeds []uint64) string {
+	var s []string
+	for _, x := range seeds {
+		s = append(s, fmt.Sprint(x))
+	}
+	return strings.Join(s, ", ")
+}
+
+func renderClaims(b *strings.Builder, g seedGroups) {
+	b.WriteString("## Claims\n\n")
+	if len(g.seeds) > 1 {
+		fmt.Fprintf(b, "Judged over %d seeds: a claim's verdict is its criterion applied to the seed means, the intervals compared being the %.0f%% t-intervals over seeds "+
+			"(a claim every seed reproduces on its own can still fail when the seeds scatter more than the effect); the numbers say how many seeds reproduce it on their own, with their window bootstrap intervals.\n\n",
+			len(g.seeds), 100*SeedConfidence)
+	}
+	b.WriteString("| claim | verdict | criterion | numbers |\n|---|---|---|---|\n")
+	for _, c := range g.claims {
 		fmt.Fprintf(b, "| %s | **%s** | %s | %s |\n", c.Claim, c.Verdict, c.Criterion, c.Evidence)
 	}
 	b.WriteString("\n")
@@ -214,7 +273,7 @@ func evals(vs []*variantData) map[string]*evalResult {
 	m := map[string]*evalResult{}
 	for _, v := range vs {
 		if v.eval != nil {
-			m[v.name] = v.eval
+			m[v.variant] = v.eval
 		}
 	}
 	return m

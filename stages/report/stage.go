@@ -25,6 +25,12 @@ const (
 type Config struct {
 	Profile  string   `json:"profile"`
 	Variants []string `json:"variants"`
+	// Seeds are the training seeds when the profile trains each variant
+	// more than once (its seeds field), DefaultSeed its train.seed; each
+	// run's inputs are named by SeedSuffix. Empty: one run per variant,
+	// named by the variant alone (and the config unchanged).
+	Seeds       []uint64 `json:"seeds,omitempty"`
+	DefaultSeed uint64   `json:"default_seed,omitempty"`
 	// Commit is the source revision the report describes (git describe of
 	// the checkout, or "unknown"); it only labels the header.
 	Commit string `json:"commit"`
@@ -34,15 +40,44 @@ type Config struct {
 
 // Inputs are the stages the report reads.
 type Inputs struct {
-	Train, Evaluate map[string]*pipeline.Stage // by variant
+	Train, Evaluate map[string]*pipeline.Stage // by run name (RunName)
 	Theory, Bench   *pipeline.Stage            // may be nil
 	EvalCorpora     []EvalCorpus               // in Config.EvalCorpora's order
 }
 
-// EvalCorpus is an evaluation corpus's evaluate stages, by variant.
+// EvalCorpus is an evaluation corpus's evaluate stages, by run name (RunName).
 type EvalCorpus struct {
 	Name     string
 	Evaluate map[string]*pipeline.Stage
+}
+
+// runID is one trained model: a variant at a seed.
+type runID struct {
+	variant string
+	seed    uint64 // 0 when the config names no seeds (one run, the profile's seed)
+	name    string // RunName
+}
+
+// RunName names a variant's run at a seed: the variant, suffixed as
+// SeedSuffix says. The report's inputs are keyed by it.
+func RunName(variant string, seed, defaultSeed uint64) string {
+	return variant + SeedSuffix(seed, defaultSeed)
+}
+
+// runs lists the runs the report reads, variant by variant, each
+// variant's seeds in the config's order.
+func (c Config) runs() []runID {
+	var out []runID
+	for _, v := range c.Variants {
+		if len(c.Seeds) == 0 {
+			out = append(out, runID{variant: v, name: v})
+			continue
+		}
+		for _, s := range c.Seeds {
+			out = append(out, runID{variant: v, seed: s, name: RunName(v, s, c.DefaultSeed)})
+		}
+	}
+	return out
 }
 
 func trainInput(v string) string { return "train-" + v }
@@ -59,16 +94,16 @@ const (
 // Stage returns the report stage.
 func Stage(cfg Config, in Inputs) *pipeline.Stage {
 	var inputs []pipeline.Input
-	for _, v := range cfg.Variants {
-		if s := in.Train[v]; s != nil {
-			inputs = append(inputs, pipeline.Input{Name: trainInput(v), Stage: s})
+	for _, r := range cfg.runs() {
+		if s := in.Train[r.name]; s != nil {
+			inputs = append(inputs, pipeline.Input{Name: trainInput(r.name), Stage: s})
 		}
-		if s := in.Evaluate[v]; s != nil {
-			inputs = append(inputs, pipeline.Input{Name: evalInput(v), Stage: s})
+		if s := in.Evaluate[r.name]; s != nil {
+			inputs = append(inputs, pipeline.Input{Name: evalInput(r.name), Stage: s})
 		}
 		for _, c := range in.EvalCorpora {
-			if s := c.Evaluate[v]; s != nil {
-				inputs = append(inputs, pipeline.Input{Name: corpusEvalInput(v, c.Name), Stage: s})
+			if s := c.Evaluate[r.name]; s != nil {
+				inputs = append(inputs, pipeline.Input{Name: corpusEvalInput(r.name, c.Name), Stage: s})
 			}
 		}
 	}
@@ -89,10 +124,13 @@ func Stage(cfg Config, in Inputs) *pipeline.Stage {
 	}
 }
 
-// variantData is what the report knows of one variant; nil where the
-// plan has no such input.
+// variantData is what the report knows of one run (a variant at a seed),
+// or of a variant's runs combined over seeds (CombineSeeds: eval only);
+// nil where the plan has no such input.
 type variantData struct {
-	name       string
+	name       string // the run's name (RunName), or the variant's when combined
+	variant    string
+	seed       uint64 // the training seed (0 if unknown: no train input)
 	train      *modelspec.TrainReport
 	eval       *evaluate.Result
 	trainSpeed map[string]float64
@@ -127,10 +165,12 @@ func readOptional[T any](rc *pipeline.RunContext, input, file string) (*T, error
 	return v, nil
 }
 
+// load reads every run.
 func load(rc *pipeline.RunContext, cfg Config) ([]*variantData, error) {
 	var vs []*variantData
-	for _, name := range cfg.Variants {
-		v := &variantData{name: name}
+	for _, r := range cfg.runs() {
+		name := r.name
+		v := &variantData{name: name, variant: r.variant, seed: r.seed}
 		var err error
 		if v.train, err = readOptional[modelspec.TrainReport](rc, trainInput(name), modelspec.ReportFile); err != nil {
 			return nil, err
@@ -138,7 +178,7 @@ func load(rc *pipeline.RunContext, cfg Config) ([]*variantData, error) {
 		if v.eval, err = readOptional[evaluate.Result](rc, evalInput(name), evaluate.ResultFile); err != nil {
 			return nil, err
 		}
-		if v.angleShift, err = learnedShift(rc, name, v.train); err != nil {
+		if v.angleShift, err = learnedShift(rc, r.variant, name, v.train); err != nil {
 			return nil, err
 		}
 		v.corpora = map[string]*evaluate.Result{}
@@ -146,6 +186,9 @@ func load(rc *pipeline.RunContext, cfg Config) ([]*variantData, error) {
 			if v.corpora[c], err = readOptional[evaluate.Result](rc, corpusEvalInput(name, c), evaluate.ResultFile); err != nil {
 				return nil, err
 			}
+		}
+		if v.train != nil {
+			v.seed = v.train.Config.Seed
 		}
 		// Speed figures are volatile and only decorate the training table.
 		readJSONFile(rc, trainInput(name), modelspec.SpeedFile, &v.trainSpeed)
@@ -159,6 +202,10 @@ func run(rc *pipeline.RunContext, cfg Config) error {
 	if err != nil {
 		return err
 	}
+	seeds, err := groupSeeds(cfg, vs)
+	if err != nil {
+		return err
+	}
 	if err := os.MkdirAll(filepath.Join(rc.OutDir, "results"), 0o755); err != nil {
 		return err
 	}
@@ -167,7 +214,7 @@ func run(rc *pipeline.RunContext, cfg Config) error {
 		what string
 		fn   func() error
 	}{
-		{PlotRatio, func() error { return ratioPlot(vs, filepath.Join(rc.OutDir, PlotRatio)) }},
+		{PlotRatio, func() error { return ratioPlot(seeds.combined, filepath.Join(rc.OutDir, PlotRatio)) }},
 		{PlotFar, func() error { return farPlot(vs, filepath.Join(rc.OutDir, PlotFar)) }},
 		{PlotTrain, func() error { return trainPlot(vs, filepath.Join(rc.OutDir, PlotTrain)) }},
 		{CSVFile, func() error { return writeCSV(filepath.Join(rc.OutDir, CSVFile), rs) }},
@@ -185,6 +232,50 @@ func run(rc *pipeline.RunContext, cfg Config) error {
 	if err != nil {
 		return err
 	}
-	md := render(rc, cfg, vs, theory, bench)
+	md := render(rc, cfg, vs, seeds, theory, bench)
 	return os.WriteFile(filepath.Join(rc.OutDir, ResultsFile), []byte(md), 0o644)
+}
+
+// seedGroups are the runs arranged for the report: combined holds one
+// entry per variant (its run, or with several seeds their CombineSeeds),
+// perSeed the evaluations of seed i by variant (for the claims).
+type seedGroups struct {
+	seeds    []uint64 // nil: one seed
+	combined []*variantData
+	perSeed  []map[string]*evaluate.Result
+	claims   []Claim // ClaimsOverSeeds
+}
+
+func groupSeeds(cfg Config, vs []*variantData) (seedGroups, error) {
+	g := seedGroups{seeds: cfg.Seeds}
+	n := max(1, len(cfg.Seeds))
+	g.perSeed = make([]map[string]*evaluate.Result, n)
+	for i := range g.perSeed {
+		g.perSeed[i] = map[string]*evaluate.Result{}
+	}
+	for k := 0; k < len(vs); k += n {
+		runs := vs[k : k+n] // runs() lists a variant's seeds together
+		var evs []*evaluate.Result
+		for i, r := range runs {
+			if r.eval != nil {
+				evs = append(evs, r.eval)
+				g.perSeed[i][r.variant] = r.eval
+			}
+		}
+		if n == 1 {
+			g.combined = append(g.combined, runs[0])
+			continue
+		}
+		c := &variantData{name: runs[0].variant, variant: runs[0].variant}
+		if len(evs) == n {
+			var err error
+			if c.eval, err = CombineSeeds(evs); err != nil {
+				return seedGroups{}, err
+			}
+		}
+		g.combined = append(g.combined, c)
+	}
+	var err error
+	g.claims, err = ClaimsOverSeeds(g.perSeed, g.seeds)
+	return g, err
 }

@@ -18,16 +18,17 @@ const (
 	ArrowFile = "results/results.arrow"
 )
 
-// row is one (variant, length) of the results table.
+// row is one (variant, seed, length) of the results table.
 type row struct {
 	Variant                    string
+	Seed                       uint64 // the training seed (0 if the plan has no train stage)
 	L, Multiplier              int
 	PPL, PPLLo, PPLHi          float64
 	Ratio, RatioLo, RatioHi    float64
 	FarQuarterT, FarT, Entropy float64
 }
 
-var columns = []string{"variant", "length", "multiplier", "ppl", "ppl_lo", "ppl_hi", "ratio", "ratio_lo", "ratio_hi", "far_mass_T4", "far_mass_T", "entropy"}
+var columns = []string{"variant", "seed", "length", "multiplier", "ppl", "ppl_lo", "ppl_hi", "ratio", "ratio_lo", "ratio_hi", "far_mass_T4", "far_mass_T", "entropy"}
 
 func rows(vs []*variantData) []row {
 	var out []row
@@ -37,7 +38,7 @@ func rows(vs []*variantData) []row {
 		}
 		T := v.eval.Protocol.Context
 		for _, l := range v.eval.Lengths {
-			r := row{Variant: v.name, L: l.L, Multiplier: l.Multiplier,
+			r := row{Variant: v.variant, Seed: v.seed, L: l.L, Multiplier: l.Multiplier,
 				PPL: l.PPL.Value, PPLLo: l.PPL.Lo, PPLHi: l.PPL.Hi,
 				Ratio: l.Ratio.Value, RatioLo: l.Ratio.Lo, RatioHi: l.Ratio.Hi, Entropy: l.Entropy}
 			if f, ok := farAt(l.FarMass, T/4); ok {
@@ -64,7 +65,7 @@ func writeCSV(path string, rs []row) error {
 	w := csv.NewWriter(f)
 	w.Write(columns)
 	for _, r := range rs {
-		rec := []string{r.Variant, strconv.Itoa(r.L), strconv.Itoa(r.Multiplier)}
+		rec := []string{r.Variant, strconv.FormatUint(r.Seed, 10), strconv.Itoa(r.L), strconv.Itoa(r.Multiplier)}
 		for _, x := range r.floats() {
 			rec = append(rec, strconv.FormatFloat(x, 'g', 8, 64))
 		}
@@ -81,10 +82,11 @@ func writeCSV(path string, rs []row) error {
 func writeArrow(path string, rs []row) error {
 	fields := []arrow.Field{
 		{Name: columns[0], Type: arrow.BinaryTypes.String},
-		{Name: columns[1], Type: arrow.PrimitiveTypes.Int64},
+		{Name: columns[1], Type: arrow.PrimitiveTypes.Uint64},
 		{Name: columns[2], Type: arrow.PrimitiveTypes.Int64},
+		{Name: columns[3], Type: arrow.PrimitiveTypes.Int64},
 	}
-	for _, c := range columns[3:] {
+	for _, c := range columns[4:] {
 		fields = append(fields, arrow.Field{Name: c, Type: arrow.PrimitiveTypes.Float64})
 	}
 	md := arrow.NewMetadata([]string{"routebench.table"}, []string{"perplexity by variant and evaluation length"})
@@ -94,10 +96,11 @@ func writeArrow(path string, rs []row) error {
 	defer b.Release()
 	for _, r := range rs {
 		b.Field(0).(*array.StringBuilder).Append(r.Variant)
-		b.Field(1).(*array.Int64Builder).Append(int64(r.L))
-		b.Field(2).(*array.Int64Builder).Append(int64(r.Multiplier))
+		b.Field(1).(*array.Uint64Builder).Append(r.Seed)
+		b.Field(2).(*array.Int64Builder).Append(int64(r.L))
+		b.Field(3).(*array.Int64Builder).Append(int64(r.Multiplier))
 		for k, x := range r.floats() {
-			b.Field(3 + k).(*array.Float64Builder).Append(x)
+			b.Field(4 + k).(*array.Float64Builder).Append(x)
 		}
 	}
 	rec := b.NewRecordBatch()

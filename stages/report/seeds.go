@@ -1,0 +1,196 @@
+package report
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	"gonum.org/v1/gonum/stat/distuv"
+
+	"routebench/stages/evaluate"
+)
+
+// Training seeds. A profile's seeds field trains each variant once per
+// seed; every figure then has two spreads: the window bootstrap interval of
+// one trained model (evaluate's), and the spread over seeds, i.e. over
+// training noise (the weights' and the random angle table's draws), given
+// the same evaluation windows (the windows are the same for every model).
+// They combine as OverSeeds says: the per-seed point estimates are
+// averaged, and the interval is a Student-t interval over seeds; the
+// per-seed bootstrap intervals are reported beside it, not folded in.
+
+// SeedSuffix is the one home of a seeded run's name: a variant trained
+// with the profile's own seed (train.seed) keeps its plain stage names
+// ("train/rope"), so that a profile without seeds keeps its names and keys;
+// any other seed is suffixed ("train/rope@seed2").
+func SeedSuffix(seed, defaultSeed uint64) string {
+	if seed == defaultSeed {
+		return ""
+	}
+	return fmt.Sprintf("@seed%d", seed)
+}
+
+// SeedConfidence is the coverage of the interval over seeds.
+const SeedConfidence = 0.95
+
+// Spread is a statistic over training seeds.
+type Spread struct {
+	N    int     `json:"n"`    // seeds
+	Mean float64 `json:"mean"` // mean of the per-seed values
+	SD   float64 `json:"sd"`   // sample standard deviation (n-1); 0 for one seed
+	// Lo and Hi bound a SeedConfidence Student-t interval for the mean:
+	// Mean -+ t(n-1) SD / sqrt(n). With one seed there is no interval and
+	// both are NaN.
+	Lo float64 `json:"lo"`
+	Hi float64 `json:"hi"`
+}
+
+// OverSeeds is the mean of x (one value per seed) with its t-interval.
+func OverSeeds(x []float64) Spread {
+	s := Spread{N: len(x), Lo: math.NaN(), Hi: math.NaN()}
+	if s.N == 0 {
+		s.Mean = math.NaN()
+		return s
+	}
+	for _, v := range x {
+		s.Mean += v
+	}
+	s.Mean /= float64(s.N)
+	if s.N == 1 {
+		return s
+	}
+	for _, v := range x {
+		s.SD += (v - s.Mean) * (v - s.Mean)
+	}
+	s.SD = math.Sqrt(s.SD / float64(s.N-1))
+	t := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: float64(s.N - 1)}.Quantile(1 - (1-SeedConfidence)/2)
+	half := t * s.SD / math.Sqrt(float64(s.N))
+	s.Lo, s.Hi = s.Mean-half, s.Mean+half
+	return s
+}
+
+// interval is the spread as an evaluate.Interval (value, lo, hi), the
+// shape the claims and tables read.
+func (s Spread) interval() evaluate.Interval {
+	return evaluate.Interval{Value: s.Mean, Lo: s.Lo, Hi: s.Hi}
+}
+
+// CombineSeeds is one variant's results over seeds as one Result: each
+// length's PPL and ratio are the mean over seeds with the t-interval over
+// seeds (in place of the bootstrap interval), the far masses, entropy and
+// bucket losses are means over seeds (the per-head range the widest over
+// seeds); window losses are dropped (they belong to one model). One run is
+// returned as it is. The runs must share one protocol (lengths and
+// windows): they are one variant's evaluate stages at other seeds.
+func CombineSeeds(runs []*evaluate.Result) (*evaluate.Result, error) {
+	if len(runs) == 0 {
+		return nil, fmt.Errorf("report: no runs to combine over seeds")
+	}
+	if len(runs) == 1 {
+		return runs[0], nil
+	}
+	first := runs[0]
+	out := *first
+	out.Lengths = make([]evaluate.LengthResult, len(first.Lengths))
+	for i, l := range first.Lengths {
+		var ppl, ratio, entropy []float64
+		for _, r := range runs {
+			if len(r.Lengths) != len(first.Lengths) || r.Lengths[i].L != l.L {
+				return nil, fmt.Errorf("report: %s's seeds were evaluated at different lengths (%s vs %s); they must share the profile's protocol",
+					first.Variant, lengthList(first), lengthList(r))
+			}
+			ppl = append(ppl, r.Lengths[i].PPL.Value)
+			ratio = append(ratio, r.Lengths[i].Ratio.Value)
+			entropy = append(entropy, r.Lengths[i].Entropy)
+		}
+		c := l
+		c.PPL, c.Ratio = OverSeeds(ppl).interval(), OverSeeds(ratio).interval()
+		c.Entropy = OverSeeds(entropy).Mean
+		c.WindowLoss = nil
+		c.Buckets = append([]evaluate.Bucket(nil), l.Buckets...)
+		for b := range c.Buckets {
+			var loss []float64
+			for _, r := range runs {
+				if b < len(r.Lengths[i].Buckets) {
+					loss = append(loss, r.Lengths[i].Buckets[b].Loss)
+				}
+			}
+			c.Buckets[b].Loss = OverSeeds(loss).Mean
+		}
+		c.FarMass = append([]evaluate.FarMass(nil), l.FarMass...)
+		for f := range c.FarMass {
+			var mean, p50, p95 []float64
+			for _, r := range runs {
+				fm, ok := farAt(r.Lengths[i].FarMass, c.FarMass[f].Distance)
+				if !ok {
+					continue
+				}
+				mean, p50, p95 = append(mean, fm.Mean), append(p50, fm.P50), append(p95, fm.P95)
+				c.FarMass[f].HeadMin = math.Min(c.FarMass[f].HeadMin, fm.HeadMin)
+				c.FarMass[f].HeadMax = math.Max(c.FarMass[f].HeadMax, fm.HeadMax)
+			}
+			c.FarMass[f].Mean, c.FarMass[f].P50, c.FarMass[f].P95 = OverSeeds(mean).Mean, OverSeeds(p50).Mean, OverSeeds(p95).Mean
+		}
+		out.Lengths[i] = c
+	}
+	return &out, nil
+}
+
+func lengthList(r *evaluate.Result) string {
+	var ls []string
+	for _, l := range r.Lengths {
+		ls = append(ls, fmt.Sprint(l.L))
+	}
+	return strings.Join(ls, ",")
+}
+
+// ClaimsOverSeeds judges the claims over seeds. perSeed holds each seed's
+// results by variant (seed i of every variant in perSeed[i]). A claim's
+// verdict is its verdict on the seed means (CombineSeeds: the intervals the
+// criteria compare are then the t-intervals over seeds), and its evidence
+// adds how many seeds reproduce it on their own (with their bootstrap
+// intervals). With one seed this is Claims.
+func ClaimsOverSeeds(perSeed []map[string]*evaluate.Result, seeds []uint64) ([]Claim, error) {
+	if len(perSeed) == 1 {
+		return Claims(perSeed[0]), nil
+	}
+	byVariant := map[string][]*evaluate.Result{}
+	for _, ev := range perSeed {
+		for v, r := range ev {
+			byVariant[v] = append(byVariant[v], r)
+		}
+	}
+	combined := map[string]*evaluate.Result{}
+	for v, rs := range byVariant {
+		if len(rs) != len(perSeed) {
+			continue // not every seed has it: the claims that need it are NOT TESTED
+		}
+		c, err := CombineSeeds(rs)
+		if err != nil {
+			return nil, err
+		}
+		combined[v] = c
+	}
+	claims := Claims(combined)
+	per := make([][]Claim, len(perSeed))
+	for i, ev := range perSeed {
+		per[i] = Claims(ev)
+	}
+	for k := range claims {
+		c := &claims[k]
+		c.Criterion = fmt.Sprintf("over %d seeds, on the seed means with %.0f%% t-intervals: %s", len(perSeed), 100*SeedConfidence, c.Criterion)
+		if c.Verdict == "NOT TESTED" {
+			continue
+		}
+		n := 0
+		var each []string
+		for i := range per {
+			if per[i][k].Verdict == "REPRODUCED" {
+				n++
+			}
+			each = append(each, fmt.Sprintf("seed %d %s", seeds[i], per[i][k].Verdict))
+		}
+		c.Evidence = fmt.Sprintf("seed mean %s; %d of %d seeds reproduce it alone (%s)", c.Evidence, n, len(perSeed), strings.Join(each, ", "))
+	}
+	return claims, nil
+}

@@ -1,0 +1,133 @@
+package report
+
+import (
+	"math"
+	"strings"
+	"testing"
+
+	"routebench/stages/evaluate"
+)
+
+func near(a, b float64) bool { return math.Abs(a-b) < 1e-6 }
+
+// The spread over seeds against a hand computation: mean, sample sd
+// (n-1) and mean -+ t(0.975, n-1) sd / sqrt(n), with t(0.975, 2) =
+// 4.302653 and t(0.975, 1) = 12.706205 from a t table.
+func TestOverSeedsByHand(t *testing.T) {
+	s := OverSeeds([]float64{1.2, 1.4, 1.3})
+	// sd = sqrt((0.01 + 0.01 + 0) / 2) = 0.1; half = 4.302653 * 0.1 / sqrt(3) = 0.248414
+	if s.N != 3 || !near(s.Mean, 1.3) || !near(s.SD, 0.1) || !near(s.Lo, 1.3-0.248414) || !near(s.Hi, 1.3+0.248414) {
+		t.Fatalf("OverSeeds(1.2, 1.4, 1.3) = %+v; want mean 1.3, sd 0.1, [1.051586, 1.548414]", s)
+	}
+	s = OverSeeds([]float64{1, 2})
+	// sd = sqrt(0.5) = 0.707107; half = 12.706205 * 0.707107 / sqrt(2) = 6.353102
+	if !near(s.Mean, 1.5) || !near(s.SD, math.Sqrt(0.5)) || !near(s.Lo, 1.5-6.353102) || !near(s.Hi, 1.5+6.353102) {
+		t.Fatalf("OverSeeds(1, 2) = %+v; want mean 1.5, [-4.853102, 7.853102]", s)
+	}
+	if s := OverSeeds([]float64{1.7}); s.Mean != 1.7 || s.SD != 0 || !math.IsNaN(s.Lo) || !math.IsNaN(s.Hi) {
+		t.Fatalf("one seed: %+v; want the value and no interval", s)
+	}
+}
+
+// CombineSeeds puts the seed mean and its t-interval where the bootstrap
+// interval was, averages the far mass and bucket losses, keeps one run as
+// it is, and refuses runs of different lengths.
+func TestCombineSeeds(t *testing.T) {
+	mk := func(r128, far float64) *evaluate.Result {
+		r := madeResult("random-qk", at(iv(1.1, 1, 1.2), iv(r128, r128-0.1, r128+0.1)), map[int]float64{128: far})
+		r.Lengths[2].Buckets = []evaluate.Bucket{{Start: 0, End: 128, Loss: far * 10}}
+		r.Lengths[2].WindowLoss = []float64{1, 2}
+		return r
+	}
+	runs := []*evaluate.Result{mk(1.2, 0.5), mk(1.4, 0.7), mk(1.3, 0.6)}
+	c, err := CombineSeeds(runs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := c.Lengths[2]
+	if !near(l.Ratio.Value, 1.3) || !near(l.Ratio.Lo, 1.3-0.248414) || !near(l.Ratio.Hi, 1.3+0.248414) {
+		t.Errorf("combined ratio at 128T %v, want 1.3 [1.051586, 1.548414]", l.Ratio)
+	}
+	if f, _ := farAt(l.FarMass, 128); !near(f.Mean, 0.6) || !near(l.Buckets[0].Loss, 6) || l.WindowLoss != nil {
+		t.Errorf("combined far mass %v, bucket loss %v, window losses %v; want 0.6, 6 and none", f.Mean, l.Buckets[0].Loss, l.WindowLoss)
+	}
+	if runs[0].Lengths[2].Ratio.Value != 1.2 || runs[0].Lengths[2].Buckets[0].Loss != 5 {
+		t.Error("CombineSeeds modified its input")
+	}
+	if one, _ := CombineSeeds(runs[:1]); one != runs[0] {
+		t.Error("one run is not returned as it is")
+	}
+	short := madeResult("random-qk", at(iv(1, 1, 1), iv(1, 1, 1)), nil)
+	short.Lengths = short.Lengths[:2]
+	if _, err := CombineSeeds([]*evaluate.Result{runs[0], short}); err == nil || !strings.Contains(err.Error(), "different lengths") {
+		t.Errorf("runs of different lengths: %v", err)
+	}
+}
+
+// valueTransport is the value-transport claim over seeds, with random-qkv's
+// and random-qk's ratios at 128T per seed (each run's bootstrap interval
+// +- 0.01).
+func valueTransport(t *testing.T, qkv, qk []float64) Claim {
+	t.Helper()
+	var perSeed []map[string]*evaluate.Result
+	var seeds []uint64
+	for i := range qkv {
+		perSeed = append(perSeed, map[string]*evaluate.Result{
+			"random-qkv": madeResult("random-qkv", at(iv(1, 1, 1), iv(qkv[i], qkv[i]-0.01, qkv[i]+0.01)), nil),
+			"random-qk":  madeResult("random-qk", at(iv(1, 1, 1), iv(qk[i], qk[i]-0.01, qk[i]+0.01)), nil),
+		})
+		seeds = append(seeds, uint64(i+1))
+	}
+	claims, err := ClaimsOverSeeds(perSeed, seeds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range claims {
+		if c.ID == "value-transport" {
+			return c
+		}
+	}
+	t.Fatal("no value-transport claim")
+	return Claim{}
+}
+
+// The verdict is the criterion on the seed means with t-intervals, and the
+// evidence counts the seeds that reproduce it alone.
+func TestClaimsOverSeeds(t *testing.T) {
+	// Seed means: qkv 1.11 [1.0852, 1.1348], qk 1.30 [1.1758, 1.4242]: disjoint.
+	// Seed 3 alone: qkv 1.11 [1.10, 1.12] vs qk 1.25 [1.24, 1.26]: reproduced too;
+	// seed 2 alone: qkv 1.12 [1.11, 1.13] vs qk 1.35: reproduced.
+	c := valueTransport(t, []float64{1.10, 1.12, 1.11}, []float64{1.30, 1.35, 1.25})
+	if c.Verdict != "REPRODUCED" || !strings.Contains(c.Evidence, "3 of 3 seeds") || !strings.Contains(c.Criterion, "over 3 seeds") {
+		t.Errorf("clear effect: %s, %q, %q", c.Verdict, c.Criterion, c.Evidence)
+	}
+	if !strings.Contains(c.Evidence, "1.110 [1.085, 1.135]") || !strings.Contains(c.Evidence, "1.300 [1.176, 1.424]") {
+		t.Errorf("evidence does not quote the seed means with their t-intervals: %q", c.Evidence)
+	}
+	// qk scatters: 1.30, 1.16, 1.44 -> mean 1.30, sd 0.14, t-interval [0.952, 1.648],
+	// which overlaps qkv's although every seed alone reproduces the claim.
+	c = valueTransport(t, []float64{1.10, 1.12, 1.11}, []float64{1.30, 1.16, 1.44})
+	if c.Verdict != "NOT REPRODUCED" || !strings.Contains(c.Evidence, "3 of 3 seeds") {
+		t.Errorf("scattered seeds: %s, %q", c.Verdict, c.Evidence)
+	}
+	// One seed against the effect: 2 of 3, and the means still overlap.
+	c = valueTransport(t, []float64{1.10, 1.40, 1.11}, []float64{1.30, 1.35, 1.25})
+	if c.Verdict != "NOT REPRODUCED" || !strings.Contains(c.Evidence, "2 of 3 seeds") || !strings.Contains(c.Evidence, "seed 2 NOT REPRODUCED") {
+		t.Errorf("one seed against: %s, %q", c.Verdict, c.Evidence)
+	}
+	// One seed: exactly Claims.
+	one := valueTransport(t, []float64{1.10}, []float64{1.30})
+	plain := verdictOf(t, map[string]*evaluate.Result{
+		"random-qkv": madeResult("random-qkv", at(iv(1, 1, 1), iv(1.10, 1.09, 1.11)), nil),
+		"random-qk":  madeResult("random-qk", at(iv(1, 1, 1), iv(1.30, 1.29, 1.31)), nil),
+	}, "rotating values")
+	if one != plain {
+		t.Errorf("one seed: %+v, Claims gives %+v", one, plain)
+	}
+}
+
+func TestSeedSuffix(t *testing.T) {
+	if SeedSuffix(1, 1) != "" || SeedSuffix(2, 1) != "@seed2" || RunName("rope", 3, 1) != "rope@seed3" || RunName("rope", 1, 1) != "rope" {
+		t.Fatal("run names: the profile's seed is unsuffixed, others @seed<N>")
+	}
+}
