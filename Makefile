@@ -11,7 +11,7 @@ PROFILE ?= cpu
 BENCH_DIR := .routebench/bench
 GO_SOURCES := $(shell find . -name '*.go' -not -path './.cache/*' -not -path './.routebench/*') go.mod go.sum pipeline/moddeps.json
 
-.PHONY: all setup modules moddeps corpus build gpu-binary gpu-bundle gpu-check-dryrun key-parity test-xla bench-paper-eval reproduce smoke gate baseline test test-short bench bench-compare clean clean-store
+.PHONY: all setup modules moddeps corpus build gpu-binary gpu-bundle gpu-check-dryrun key-parity test-xla bench-paper-eval reproduce smoke gate baseline sweep-smoke study-gap study-scale test test-short bench bench-compare clean clean-store
 
 all: build
 
@@ -89,6 +89,28 @@ reproduce: setup $(BIN)
 
 smoke: setup $(BIN)
 	./$(BIN) reproduce --profile smoke --out .routebench/smoke
+
+# Sweeps (sweeps/*.json; README "Seeds and sweeps"): each runs its points'
+# stages, cached like any profile's, and exports STUDY-<name>.md with its
+# plots (results/study-<name>/) into --out, by default beside RESULTS.md.
+# sweep-smoke is CI's: 2 points x 2 variants x 2 seeds of the smoke profile
+# (the sigma_min 0.35 seed-1 models are the smoke profile's own, cached by
+# `make gate`); about a minute on 2 cores.
+sweep-smoke: setup $(BIN)
+	./$(BIN) sweep --file sweeps/smoke.json --out .routebench/sweep-smoke
+	@grep -q '^| `sigma_min=0.2` | random-qk |' .routebench/sweep-smoke/STUDY-smoke.md || { echo "sweep-smoke: STUDY-smoke.md lacks its points"; exit 1; }
+
+# The spectral-gap study: sigma_min 0.05, 0.1, 0.2, 0.35 x random-qk,
+# random-qkv x seeds 1, 2 on the cpu profile (16 models, 2 of them the cpu
+# profile's own); hours on 2 cores with the gomlx trainer. Writes STUDY-gap.md.
+study-gap: setup $(BIN)
+	./$(BIN) sweep --file sweeps/gap.json
+
+# The scale study: d_model 64/128/256 (heads and d_hidden scaled, head
+# size 32) x 200/400/800 steps x the same pair x seeds 1, 2 on the cpu
+# profile (36 models). Writes STUDY-scale.md.
+study-scale: setup $(BIN)
+	./$(BIN) sweep --file sweeps/scale.json
 
 # The CI regression gate: the smoke results against ci/baseline-smoke.json.
 gate: smoke

@@ -39,8 +39,24 @@ func vocabOf(tok string) int {
 // With seeds, each variant has a train and an evaluate stage per seed
 // (train/<v>@seed<N>, the profile's train.seed unsuffixed).
 func Build(p Profile) (*pipeline.Plan, error) {
+	plan, _, err := build(p)
+	return plan, err
+}
+
+// runStages are the stages of one trained model in a plan: a variant at a
+// seed, its train and evaluate stages.
+type runStages struct {
+	variant     string
+	seed        uint64
+	name        string // report.RunName
+	train, eval *pipeline.Stage
+}
+
+// build is Build, also returning each trained model's stages (a sweep
+// collects them by point).
+func build(p Profile) (*pipeline.Plan, []runStages, error) {
 	if err := p.validate(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	variants := p.Variants
 	if len(variants) == 0 {
@@ -49,18 +65,18 @@ func Build(p Profile) (*pipeline.Plan, error) {
 	vocab := vocabOf(p.Tokenizer)
 	tok, err := tokenizeStage(p)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	all := []*pipeline.Stage{tok}
 	in := report.Inputs{Train: map[string]*pipeline.Stage{}, Evaluate: map[string]*pipeline.Stage{}}
 	corpora, err := evalCorpora(p)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	evalToks := make([]*pipeline.Stage, len(corpora))
 	for i, c := range corpora {
 		if evalToks[i], err = evalTokenizeStage(p, c); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		all = append(all, evalToks[i])
 		in.EvalCorpora = append(in.EvalCorpora, report.EvalCorpus{Name: c.Name, Evaluate: map[string]*pipeline.Stage{}})
@@ -74,6 +90,7 @@ func Build(p Profile) (*pipeline.Plan, error) {
 		seeds = p.Seeds
 		rep.Seeds, rep.DefaultSeed = p.Seeds, p.Train.Seed
 	}
+	var runs []runStages
 	for _, v := range variants {
 		for _, seed := range seeds {
 			cfg := p.Train
@@ -83,12 +100,12 @@ func Build(p Profile) (*pipeline.Plan, error) {
 				cfg.Trainer = trainerFor(cfg.Backend, v)
 			}
 			if err := cfg.Validate(); err != nil {
-				return nil, fmt.Errorf("profile %s: %w", p.Name, err)
+				return nil, nil, fmt.Errorf("profile %s: %w", p.Name, err)
 			}
 			evCfg := evaluate.NewConfig(v, p.Name, cfg.Context, p.LengthMultipliers, p.Windows, p.EvalSeed)
 			evCfg.Protocols = p.EvalProtocols
 			if err := evCfg.Validate(); err != nil {
-				return nil, fmt.Errorf("profile %s: %w", p.Name, err)
+				return nil, nil, fmt.Errorf("profile %s: %w", p.Name, err)
 			}
 			// The evaluation windows are the profile's (eval_seed), the
 			// same for every seed: the seeds differ by training alone.
@@ -99,6 +116,7 @@ func Build(p Profile) (*pipeline.Plan, error) {
 			run := report.RunName(v, seed, p.Train.Seed)
 			in.Train[run], in.Evaluate[run] = tr, ev
 			all = append(all, tr, ev)
+			runs = append(runs, runStages{variant: v, seed: seed, name: run, train: tr, eval: ev})
 			// The same trained weights on each evaluation corpus: its own
 			// shards, the same protocol (evaluate/<v>@seed<N>@<corpus> at
 			// another seed).
@@ -114,13 +132,14 @@ func Build(p Profile) (*pipeline.Plan, error) {
 	}
 	th, err := theory.Stage(p.Theory)
 	if err != nil {
-		return nil, fmt.Errorf("profile %s: %w", p.Name, err)
+		return nil, nil, fmt.Errorf("profile %s: %w", p.Name, err)
 	}
 	in.Theory = th
 	in.Bench = bench.Stage(bench.NewConfig(p.BenchLengths, p.BenchCount))
 	all = append(all, th, in.Bench)
 	all = append(all, report.Stage(rep, in))
-	return pipeline.NewPlan(p.Name, all)
+	plan, err := pipeline.NewPlan(p.Name, all)
+	return plan, runs, err
 }
 
 // backendOf is the profile's training backend. It is part of the train

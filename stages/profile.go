@@ -146,7 +146,10 @@ func LoadProfile(name, configPath string) (Profile, error) {
 // Overrides are the command line's changes to a built-in profile. They are
 // applied in field order, so a --set wins over the file it follows.
 type Overrides struct {
-	Config string   // a JSON file of fields (--config); may be empty
+	Config string // a JSON file of fields (--config); may be empty
+	// Patch is a JSON object of fields, as a --config file holds (a sweep
+	// file's "config"), applied after Config; may be empty.
+	Patch  []byte
 	Set    []string // key=value assignments (--set), see SetPatch
 	Corpus []string // replaces the corpus field when non-empty (--corpus)
 	// EvalCorpus replaces the eval_corpora field when non-empty (--eval-corpus).
@@ -169,6 +172,14 @@ func LoadProfileWith(name string, o Overrides) (Profile, error) {
 		}
 		if p.Name != name {
 			return Profile{}, fmt.Errorf("config %s sets name %q but the profile is %q; drop the name field", o.Config, p.Name, name)
+		}
+	}
+	if len(o.Patch) > 0 {
+		if err := p.override(o.Patch); err != nil {
+			return Profile{}, fmt.Errorf("config %s is malformed: %w (fields are those of stages.Profile)", o.Patch, err)
+		}
+		if p.Name != name {
+			return Profile{}, fmt.Errorf("config %s sets name %q but the profile is %q; drop the name field", o.Patch, p.Name, name)
 		}
 	}
 	for _, a := range o.Set {

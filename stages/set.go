@@ -111,17 +111,9 @@ func SetPatch(assignment string) ([]byte, error) {
 	if !ok || key == "" {
 		return nil, fmt.Errorf("--set %q: want key=value, e.g. --set train.steps=200", assignment)
 	}
-	k := profileSetKeys()
-	path := key
-	if alias, ok := k.aliases[key]; ok {
-		path = alias
-	}
-	typ, ok := k.fields[path]
-	if !ok {
-		if paths, amb := k.ambiguous[key]; amb {
-			return nil, fmt.Errorf("--set: key %q is ambiguous (it could be %s); give the full path", key, strings.Join(paths, " or "))
-		}
-		return nil, fmt.Errorf("--set: unknown key %q (valid: %s)", key, k.valid())
+	path, typ, err := resolveSetKey(key)
+	if err != nil {
+		return nil, err
 	}
 	val, err := parseSetValue(typ, raw)
 	if err != nil {
@@ -133,6 +125,24 @@ func SetPatch(assignment string) ([]byte, error) {
 		patch = map[string]any{segs[i]: patch}
 	}
 	return json.Marshal(patch)
+}
+
+// resolveSetKey is the field a --set key names (its path and type), or the
+// error that lists the valid keys.
+func resolveSetKey(key string) (string, reflect.Type, error) {
+	k := profileSetKeys()
+	path := key
+	if alias, ok := k.aliases[key]; ok {
+		path = alias
+	}
+	typ, ok := k.fields[path]
+	if !ok {
+		if paths, amb := k.ambiguous[key]; amb {
+			return "", nil, fmt.Errorf("--set: key %q is ambiguous (it could be %s); give the full path", key, strings.Join(paths, " or "))
+		}
+		return "", nil, fmt.Errorf("--set: unknown key %q (valid: %s)", key, k.valid())
+	}
+	return path, typ, nil
 }
 
 // parseSetValue is the JSON for raw as a value of type t.

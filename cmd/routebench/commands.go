@@ -21,6 +21,9 @@ func cmdReproduce(ctx context.Context, args []string) error {
 	if len(c.args) > 0 {
 		return fmt.Errorf("reproduce takes no arguments (got %v): %w", c.args, errUsage)
 	}
+	if err := c.refuseSweep("reproduce"); err != nil {
+		return err
+	}
 	r, plan, err := c.setup()
 	if err != nil {
 		return err
@@ -103,7 +106,14 @@ func cmdVerify(ctx context.Context, args []string) error {
 }
 
 func cmdResults(ctx context.Context, args []string) error {
-	c, r, plan, err := parseAndSetup("results", args)
+	c, err := parseCommon("results", args)
+	if err != nil {
+		return err
+	}
+	if err := c.refuseSweep("results"); err != nil {
+		return err
+	}
+	r, plan, err := c.setup()
 	if err != nil {
 		return err
 	}

@@ -18,6 +18,7 @@ import (
 // common holds the flags every command takes.
 type common struct {
 	profile, config, store, out, backend string
+	sweep                                string // a sweep file (--sweep): its plan instead of a profile's
 	force                                multiFlag
 	set, corpus, evalCorpus              multiFlag // profile overrides, see stages.Overrides
 	debugKey                             bool
@@ -49,6 +50,7 @@ func parseCommonWith(name string, args []string, extra func(*flag.FlagSet)) (*co
 	c.fs.StringVar(&c.store, "store", "", "artifact store directory")
 	c.fs.StringVar(&c.out, "out", "", "export directory")
 	c.fs.StringVar(&c.backend, "backend", "", "training backend")
+	c.fs.StringVar(&c.sweep, "sweep", "", "sweep file (JSON)")
 	c.fs.Var(&c.force, "force", "rerun stage")
 	c.fs.BoolVar(&c.debugKey, "debug-key", false, "print key inputs")
 	// Flags may come before, between or after stage names.
@@ -103,16 +105,10 @@ func (c *common) overrides() stages.Overrides {
 	return stages.Overrides{Config: c.config, Set: c.set, Corpus: c.corpus, EvalCorpus: c.evalCorpus}
 }
 
-// setup opens the store and builds the profile's plan and a runner.
+// setup opens the store and builds the profile's (or the sweep's) plan
+// and a runner.
 func (c *common) setup() (*pipeline.Runner, *pipeline.Plan, error) {
-	prof, err := stages.LoadProfileWith(c.profile, c.overrides())
-	if err != nil {
-		return nil, nil, err
-	}
-	if c.backend != "" {
-		prof.Backend = c.backend
-	}
-	plan, err := stages.Build(prof)
+	plan, err := c.buildPlan()
 	if err != nil {
 		return nil, nil, err
 	}
@@ -148,4 +144,54 @@ func parseAndSetup(name string, args []string) (*common, *pipeline.Runner, *pipe
 		return nil, nil, nil, err
 	}
 	return c, r, plan, nil
+}
+
+func (c *common) buildPlan() (*pipeline.Plan, error) {
+	if c.sweep != "" {
+		sw, err := c.loadSweep()
+		if err != nil {
+			return nil, err
+		}
+		return stages.BuildSweep(sw)
+	}
+	prof, err := stages.LoadProfileWith(c.profile, c.overrides())
+	if err != nil {
+		return nil, err
+	}
+	if c.backend != "" {
+		prof.Backend = c.backend
+	}
+	return stages.Build(prof)
+}
+
+// loadSweep reads the --sweep file. The file names the profile and its
+// overrides, so the flags that would name them too are refused; --backend
+// applies to every point (as the backend field in the file's set would).
+func (c *common) loadSweep() (*stages.Sweep, error) {
+	var clash []string
+	c.fs.Visit(func(f *flag.Flag) {
+		switch f.Name {
+		case "profile", "config", "set", "corpus":
+			clash = append(clash, "--"+f.Name)
+		}
+	})
+	if len(clash) > 0 {
+		return nil, fmt.Errorf("--sweep %s: %s cannot be combined with a sweep file, which names the profile and its overrides; put them in its \"profile\", \"config\" or \"set\"", c.sweep, strings.Join(clash, ", "))
+	}
+	sw, err := stages.LoadSweep(c.sweep)
+	if err != nil {
+		return nil, err
+	}
+	if c.backend != "" {
+		sw.Set = append(sw.Set, "backend="+c.backend)
+	}
+	return sw, nil
+}
+
+// refuseSweep fails a command that works on a profile only.
+func (c *common) refuseSweep(cmd string) error {
+	if c.sweep == "" {
+		return nil
+	}
+	return fmt.Errorf("%s works on a profile, not a sweep (--sweep %s): run a sweep with `routebench sweep --file %s`, its stages with `routebench run STAGE --sweep %s`", cmd, c.sweep, c.sweep, c.sweep)
 }

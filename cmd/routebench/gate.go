@@ -96,6 +96,9 @@ func gateResults(name string, args []string) (*ci.Baseline, string, gateFlags, e
 	if len(c.args) > 0 {
 		return nil, "", g, fmt.Errorf("%s takes no stage names (got %q): %w", name, c.args, errUsage)
 	}
+	if err := c.refuseSweep(name); err != nil {
+		return nil, "", g, err
+	}
 	if g.tolerance < 0 || g.tolerance >= 1 {
 		return nil, "", g, fmt.Errorf("%s: --tolerance %g is not a relative tolerance in [0, 1) (0: the baseline's own)", name, g.tolerance)
 	}

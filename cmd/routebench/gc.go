@@ -44,6 +44,9 @@ func cmdGC(args []string) error {
 	if len(c.args) > 0 {
 		return fmt.Errorf("gc takes no stage names (got %v): %w", c.args, errUsage)
 	}
+	if err := c.refuseSweep("gc"); err != nil {
+		return err // gc keeps what built-in profiles and run logs name; a sweep's runs are in the logs
+	}
 	if o.all && o.expire {
 		return fmt.Errorf("gc: --all already ignores every run log; drop --older-than: %w", errUsage)
 	}

@@ -21,6 +21,8 @@ commands:
   plan [--json]        the stages by level (stages of a level can run at once); --json adds each
                        one's key (null until its inputs are cached), inputs and the command
                        that runs it alone against the same store, for a scheduler
+  sweep --file FILE    run a sweep (a base profile, overrides and axes of --set keys; the
+                       points are their cartesian product) and export STUDY-<name>.md
   verify [STAGE...]    recompute (ignoring hits) and fail if a stage's output changed
   gc                   remove store entries that neither a built-in profile uses now nor
                        a recorded run (<store>/runs/*.jsonl) used
@@ -51,7 +53,11 @@ common flags (after the command):
   --backend NAME       training backend: go (default) or xla:/abs/path/plugin.so (GPU binary)
   --force STAGE        rerun a stage (name or kind) even if cached; repeatable
   --debug-key          print every line that goes into each stage's key
-  --out DIR            where reproduce/results export RESULTS.md (default: the repo root)
+  --out DIR            where reproduce/results export RESULTS.md, sweep STUDY-<name>.md
+                       (default: the repo root)
+  --sweep FILE         run, status, verify, plan and cat a sweep's stages instead of a
+                       profile's (the file names the profile: no --profile, --config, --set,
+                       --corpus with it)
 `
 
 func main() {
@@ -99,6 +105,8 @@ func run(ctx context.Context, args []string) error {
 		return cmdGate(rest)
 	case "plan":
 		return cmdPlan(rest)
+	case "sweep":
+		return cmdSweep(ctx, rest)
 	case "cat":
 		return cmdCat(rest)
 	case "baseline":

@@ -50,7 +50,7 @@ func writePlan(w io.Writer, args []string) error {
 		return err
 	}
 	if len(c.args) > 0 {
-		return fmt.Errorf("plan takes no stage names (got %v); it lists every stage of the profile: %w", c.args, errUsage)
+		return fmt.Errorf("plan takes no stage names (got %v); it lists every stage of the profile or sweep: %w", c.args, errUsage)
 	}
 	r, plan, err := c.setup()
 	if err != nil {
@@ -108,7 +108,15 @@ func writePlan(w io.Writer, args []string) error {
 // --debug-key are left out, as forcing in every job would recompute the
 // inputs each one shares.
 func (c *common) runArgv(stage, store string) []string {
-	argv := []string{"routebench", "run", stage, "--profile", c.profile}
+	argv := []string{"routebench", "run", stage}
+	if c.sweep != "" {
+		argv = append(argv, "--sweep", c.sweep)
+		if c.backend != "" {
+			argv = append(argv, "--backend", c.backend)
+		}
+		return append(argv, "--store", store)
+	}
+	argv = append(argv, "--profile", c.profile)
 	if c.config != "" {
 		argv = append(argv, "--config", c.config)
 	}

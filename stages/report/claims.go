@@ -50,8 +50,9 @@ const (
 	keepPPLTolerance = 0.03
 )
 
-// lengthAtMost is the largest evaluated length whose multiplier is <= m.
-func lengthAtMost(r *evaluate.Result, m int) (evaluate.LengthResult, bool) {
+// LengthAtMost is the largest evaluated length whose multiplier is <= m
+// (the length a claim "at 16T" is read at when a profile stops earlier).
+func LengthAtMost(r *evaluate.Result, m int) (evaluate.LengthResult, bool) {
 	var best evaluate.LengthResult
 	ok := false
 	for _, l := range r.Lengths {
@@ -62,7 +63,8 @@ func lengthAtMost(r *evaluate.Result, m int) (evaluate.LengthResult, bool) {
 	return best, ok
 }
 
-func longest(r *evaluate.Result) evaluate.LengthResult { return r.Lengths[len(r.Lengths)-1] }
+// Longest is the longest evaluated length.
+func Longest(r *evaluate.Result) evaluate.LengthResult { return r.Lengths[len(r.Lengths)-1] }
 
 func atNote(l evaluate.LengthResult, want int) string {
 	if l.Multiplier == want {
@@ -85,8 +87,8 @@ func Claims(ev map[string]*evaluate.Result) []Claim {
 	if a, r := ev["random-qk"], ev["rope"]; a == nil || r == nil {
 		out = append(out, notTested(c, "random-qk or rope"))
 	} else {
-		la, _ := lengthAtMost(a, 16)
-		lr, _ := lengthAtMost(r, 16)
+		la, _ := LengthAtMost(a, 16)
+		lr, _ := LengthAtMost(r, 16)
 		c.Verdict = verdict(la.Ratio.Hi < lr.Ratio.Lo)
 		c.Evidence = fmt.Sprintf("at %s: random-qk %s vs rope %s", atNote(la, 16), la.Ratio, lr.Ratio)
 		out = append(out, c)
@@ -97,7 +99,7 @@ func Claims(ev map[string]*evaluate.Result) []Claim {
 	if a, b := ev["random-qkv"], ev["random-qk"]; a == nil || b == nil {
 		out = append(out, notTested(c, "random-qkv or random-qk"))
 	} else {
-		la, lb := longest(a), longest(b)
+		la, lb := Longest(a), Longest(b)
 		c.Verdict = verdict(la.Ratio.Hi < lb.Ratio.Lo)
 		c.Evidence = fmt.Sprintf("at %s: random-qkv %s vs random-qk %s", atNote(la, 128), la.Ratio, lb.Ratio)
 		out = append(out, c)
@@ -108,7 +110,7 @@ func Claims(ev map[string]*evaluate.Result) []Claim {
 	if a := ev["alibi"]; a == nil {
 		out = append(out, notTested(c, "alibi"))
 	} else {
-		l := longest(a)
+		l := Longest(a)
 		c.Verdict = verdict(within(l.Ratio.Value, 1, flatTolerance))
 		c.Evidence = fmt.Sprintf("at %s: alibi %s", atNote(l, 128), l.Ratio)
 		out = append(out, c)
@@ -119,8 +121,8 @@ func Claims(ev map[string]*evaluate.Result) []Claim {
 	if a, b := ev["learned-qk"], ev["learned-qkv"]; a == nil || b == nil {
 		out = append(out, notTested(c, "learned-qk or learned-qkv"))
 	} else {
-		la, _ := lengthAtMost(a, 16)
-		lb, _ := lengthAtMost(b, 16)
+		la, _ := LengthAtMost(a, 16)
+		lb, _ := LengthAtMost(b, 16)
 		c.Verdict = verdict(la.Ratio.Value <= 1+learnedTolerance && lb.Ratio.Value <= 1+learnedTolerance)
 		c.Evidence = fmt.Sprintf("at %s: learned-qk %s, learned-qkv %s", atNote(la, 16), la.Ratio, lb.Ratio)
 		out = append(out, c)
@@ -131,7 +133,7 @@ func Claims(ev map[string]*evaluate.Result) []Claim {
 	if a := ev["random-qk"]; a == nil {
 		out = append(out, notTested(c, "random-qk"))
 	} else {
-		l := longest(a)
+		l := Longest(a)
 		f2, ok2 := farMassAt(a, 2)
 		fl, okl := farAt(l.FarMass, a.Protocol.Context)
 		grows := ok2 && okl && fl.Heads > 0 && fl.Mean > f2

@@ -50,22 +50,54 @@ func variantStyle(i int) (color.Color, vg.Length) {
 }
 
 // ratioPlot: PPL(L)/PPL(T) against L (log2), one line per variant, with
-// the bootstrap interval as error bars.
+// its interval as error bars (the window bootstrap's, or over seeds).
 func ratioPlot(vs []*variantData, path string) error {
-	p := newPlot("Perplexity ratio PPL(L) / PPL(T)", "evaluation length L (tokens, log scale)", "PPL ratio")
-	p.X.Tick.Marker = log2Ticks{}
-	for i, v := range vs {
+	var series []Series
+	for _, v := range vs {
 		if v.eval == nil {
 			continue
 		}
-		pts := make(plotter.XYs, len(v.eval.Lengths))
-		errs := make(plotter.YErrors, len(v.eval.Lengths))
-		for k, l := range v.eval.Lengths {
-			pts[k] = plotter.XY{X: math.Log2(float64(l.L)), Y: l.Ratio.Value}
-			errs[k].Low = l.Ratio.Value - l.Ratio.Lo
-			errs[k].High = l.Ratio.Hi - l.Ratio.Value
+		s := Series{Name: v.name}
+		for _, l := range v.eval.Lengths {
+			s.X, s.Y = append(s.X, math.Log2(float64(l.L))), append(s.Y, l.Ratio.Value)
+			s.Lo, s.Hi = append(s.Lo, l.Ratio.Lo), append(s.Hi, l.Ratio.Hi)
 		}
-		if err := addLine(p, v.name, i, pts); err != nil {
+		series = append(series, s)
+	}
+	return IntervalPlot(path, "Perplexity ratio PPL(L) / PPL(T)", "evaluation length L (tokens, log scale)", "PPL ratio", log2Ticks{}, series)
+}
+
+// Series is one line of an interval plot: Y with its interval [Lo, Hi]
+// at each X (a NaN bound: no bar on that side).
+type Series struct {
+	Name         string
+	X, Y, Lo, Hi []float64
+}
+
+// IntervalPlot draws each series as a line with markers and its intervals
+// as error bars, one colour and marker per series, into a PNG at path.
+// ticks labels the x axis (nil: plain numbers).
+func IntervalPlot(path, title, xLabel, yLabel string, ticks plot.Ticker, series []Series) error {
+	p := newPlot(title, xLabel, yLabel)
+	if ticks != nil {
+		p.X.Tick.Marker = ticks
+	}
+	if l, ok := ticks.(LabelTicks); ok {
+		p.X.Min, p.X.Max = -0.5, float64(len(l))-0.5 // the first and last category off the frame
+	}
+	for i, s := range series {
+		pts := make(plotter.XYs, len(s.X))
+		errs := make(plotter.YErrors, len(s.X))
+		for k := range s.X {
+			pts[k] = plotter.XY{X: s.X[k], Y: s.Y[k]}
+			if lo := s.Lo[k]; !math.IsNaN(lo) {
+				errs[k].Low = s.Y[k] - lo
+			}
+			if hi := s.Hi[k]; !math.IsNaN(hi) {
+				errs[k].High = hi - s.Y[k]
+			}
+		}
+		if err := addLine(p, s.Name, i, pts); err != nil {
 			return err
 		}
 		eb, err := plotter.NewYErrorBars(struct {
@@ -79,6 +111,21 @@ func ratioPlot(vs []*variantData, path string) error {
 		p.Add(eb)
 	}
 	return p.Save(7*vg.Inch, 4.5*vg.Inch, path)
+}
+
+// LabelTicks labels the x positions 0, 1, ... with the given names: an axis
+// of categories (a sweep's values) drawn evenly spaced.
+type LabelTicks []string
+
+// Ticks implements plot.Ticker.
+func (l LabelTicks) Ticks(min, max float64) []plot.Tick {
+	var t []plot.Tick
+	for i, name := range l {
+		if float64(i) >= min && float64(i) <= max {
+			t = append(t, plot.Tick{Value: float64(i), Label: name})
+		}
+	}
+	return t
 }
 
 func addLine(p *plot.Plot, name string, i int, pts plotter.XYs) error {

@@ -132,7 +132,7 @@ func renderPaper(b *strings.Builder, vs []*variantData, T int) {
 	for _, f := range paperFigures {
 		ours := "not evaluated"
 		if r := ev[f.Variant]; r != nil {
-			if l, ok := lengthAtMost(r, f.Multiplier); ok {
+			if l, ok := LengthAtMost(r, f.Multiplier); ok {
 				ours = fmt.Sprintf("%s at %dT", l.Ratio, l.Multiplier)
 			}
 		}
@@ -227,7 +227,7 @@ func renderBuckets(b *strings.Builder, vs []*variantData, T int) {
 		if v.eval == nil {
 			continue
 		}
-		l := longest(v.eval)
+		l := Longest(v.eval)
 		if hdr == nil {
 			b.WriteString("| variant |")
 			for _, bk := range l.Buckets {

@@ -1,0 +1,75 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"routebench/pipeline"
+	"routebench/stages/study"
+)
+
+// cmdSweep runs every stage of a sweep not cached and exports its study
+// (STUDY-<name>.md and its plots) into --out, beside RESULTS.md by default.
+func cmdSweep(ctx context.Context, args []string) error {
+	var file string
+	c, err := parseCommonWith("sweep", args, func(fs *flag.FlagSet) { fs.StringVar(&file, "file", "", "sweep file") })
+	if err != nil {
+		return err
+	}
+	if len(c.args) > 0 {
+		return fmt.Errorf("sweep takes no arguments (got %v); run one stage with `routebench run STAGE --sweep FILE`: %w", c.args, errUsage)
+	}
+	switch {
+	case file == "" && c.sweep == "":
+		return fmt.Errorf("sweep needs --file FILE (a sweep file, e.g. sweeps/smoke.json): %w", errUsage)
+	case file != "" && c.sweep != "" && file != c.sweep:
+		return fmt.Errorf("sweep: --file %s and --sweep %s name two sweeps; give one: %w", file, c.sweep, errUsage)
+	case file != "":
+		c.sweep = file
+	}
+	r, plan, err := c.setup()
+	if err != nil {
+		return err
+	}
+	start := time.Now()
+	res, err := r.Run(ctx, plan)
+	if err != nil {
+		return err
+	}
+	ran := 0
+	for _, rec := range res.Records {
+		if rec.Result != "hit" {
+			ran++
+		}
+	}
+	fmt.Fprintf(os.Stderr, "%s: %d stages, %d ran, %d cached, %s\n", plan.Profile, len(res.Records), ran, len(res.Records)-ran, time.Since(start).Round(time.Millisecond))
+	art, ok := res.Artifacts[study.Kind]
+	if !ok {
+		return fmt.Errorf("sweep %s: no %s artifact after the run", c.sweep, study.Kind)
+	}
+	dir := c.outDir()
+	for _, name := range art.Names() {
+		if name == pipeline.RunInfoFile {
+			continue
+		}
+		data, err := art.ReadFile(name)
+		if err != nil {
+			return err
+		}
+		dst := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			return err
+		}
+		if err := os.WriteFile(dst, data, 0o644); err != nil {
+			return fmt.Errorf("exporting %s: %w", dst, err)
+		}
+		if filepath.Ext(name) == ".md" {
+			fmt.Fprintf(os.Stderr, "study: %s\n", dst)
+		}
+	}
+	return nil
+}
