@@ -64,6 +64,13 @@ func LoadSweep(file string) (*Sweep, error) {
 	if sw.Name == "" {
 		sw.Name = strings.TrimSuffix(filepath.Base(file), ".json")
 	}
+	if len(sw.Config) > 0 { // one line in errors and in the study's config
+		var buf bytes.Buffer
+		if err := json.Compact(&buf, sw.Config); err != nil {
+			return nil, fmt.Errorf("sweep %s: config: %w", file, err)
+		}
+		sw.Config = buf.Bytes()
+	}
 	if err := sw.check(); err != nil {
 		return nil, fmt.Errorf("sweep %s: %w", file, err)
 	}
@@ -197,14 +204,7 @@ func BuildSweep(sw *Sweep) (*pipeline.Plan, error) {
 	}
 	var canons []*canon
 	bySig := map[string]*canon{}
-	scfg := study.Config{Name: sw.Name, Profile: sw.Profile, Set: sw.Set}
-	if len(sw.Config) > 0 {
-		var buf bytes.Buffer
-		if err := json.Compact(&buf, sw.Config); err != nil {
-			return nil, fmt.Errorf("sweep %s: config: %w", sw.Name, err)
-		}
-		scfg.Config = buf.Bytes()
-	}
+	scfg := study.Config{Name: sw.Name, Profile: sw.Profile, Config: sw.Config, Set: sw.Set}
 	for _, ax := range sw.Axes {
 		a := study.Axis{Key: ax.Key, With: sortedKeys(ax.With)}
 		for _, v := range ax.Values {

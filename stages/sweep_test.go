@@ -9,6 +9,7 @@ import (
 
 	"routebench/modelspec"
 	"routebench/pipeline"
+	"routebench/stages/evaluate"
 	"routebench/stages/study"
 )
 
@@ -156,6 +157,7 @@ func TestSweepErrors(t *testing.T) {
 	for _, tc := range []struct{ text, want string }{
 		{`{"profile": "smoke", "axes": [{"key": "steps", "values": ["many"]}]}`, `point steps=many: --set steps=many: train.steps wants an integer`},
 		{`{"profile": "tiny", "axes": [{"key": "steps", "values": [1]}]}`, `unknown profile "tiny"`},
+		{"{\"profile\": \"smoke\", \"config\": {\n \"windowz\": 3\n}, \"axes\": [{\"key\": \"steps\", \"values\": [1]}]}", `point steps=1: config {"windowz":3} is malformed: json: unknown field "windowz"`},
 		{`{"profile": "smoke", "set": ["corpus=CORPUS"], "axes": [{"key": "seeds", "values": [[1], [1, 2]]}]}`, `every point needs the same seeds`},
 	} {
 		sw, err := LoadSweep(writeSweep(t, tc.text))
@@ -212,6 +214,30 @@ func TestStudySaltBoundary(t *testing.T) {
 		}
 		if isStudy && !files["routebench/stages/report/seeds.go"] {
 			t.Error("study: the seed statistics it uses (report) are not in its salt")
+		}
+	}
+}
+
+// A sweep's config object applies as a --config file would, and its set
+// after it, as on the command line.
+func TestSweepConfigThenSet(t *testing.T) {
+	for _, tc := range []struct {
+		set  string
+		want int
+	}{{"", 3}, {`, "windows=2"`, 2}} {
+		_, plan := sweepPlan(t, writeSweep(t, `{"profile": "smoke", "config": {"windows": 3, "train": {"steps": 5}},
+			"set": ["corpus=CORPUS", "variants=rope"`+tc.set+`], "axes": [{"key": "sigma_min", "values": [0.1, 0.2]}]}`))
+		for _, s := range plan.Stages {
+			switch c := s.Config.(type) {
+			case evaluate.Config:
+				if c.Windows != tc.want {
+					t.Errorf("set %q: %s evaluates %d windows, want %d", tc.set, s.Name, c.Windows, tc.want)
+				}
+			case modelspec.Config:
+				if c.Steps != 5 {
+					t.Errorf("%s: %d steps, want the config's 5", s.Name, c.Steps)
+				}
+			}
 		}
 	}
 }
