@@ -95,20 +95,20 @@ smoke: setup $(BIN)
 # plots (results/study-<name>/) into --out, by default beside RESULTS.md.
 # sweep-smoke is CI's: 2 points x 2 variants x 2 seeds of the smoke profile
 # (the sigma_min 0.35 seed-1 models are the smoke profile's own, cached by
-# `make gate`); ~30 s on 2 cores from an empty store.
+# `make gate`); ~10 s on 2 cores from an empty store.
 sweep-smoke: setup $(BIN)
 	./$(BIN) sweep --file sweeps/smoke.json --out .routebench/sweep-smoke
 	@grep -q '^| `sigma_min=0.2` | random-qk |' .routebench/sweep-smoke/STUDY-smoke.md || { echo "sweep-smoke: STUDY-smoke.md lacks its points"; exit 1; }
 
 # The spectral-gap study: sigma_min 0.05, 0.1, 0.2, 0.35 x random-qk,
 # random-qkv x seeds 1, 2 on the cpu profile (16 models, 2 of them the cpu
-# profile's own); ~50 min on 2 cores (estimated). Writes STUDY-gap.md.
+# profile's own); ~15-20 min on 2 cores (estimated). Writes STUDY-gap.md.
 study-gap: setup $(BIN)
 	./$(BIN) sweep --file sweeps/gap.json
 
 # The scale study: d_model 64/128/256 (heads and d_hidden scaled, head
 # size 32) x 200/400/800 steps x the same pair x seeds 1, 2 on the cpu
-# profile (36 models); ~3-4 h on 2 cores (estimated). Writes STUDY-scale.md.
+# profile (36 models); ~1-1.5 h on 2 cores (estimated). Writes STUDY-scale.md.
 study-scale: setup $(BIN)
 	./$(BIN) sweep --file sweeps/scale.json
 

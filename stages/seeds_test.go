@@ -144,3 +144,30 @@ func TestSeedsDuplicate(t *testing.T) {
 		t.Fatalf("duplicate seeds: %v", err)
 	}
 }
+
+// Seeds and evaluation corpora: every seed's weights are evaluated on each
+// corpus (evaluate/<v>@seed<N>@<corpus>), the default seed's under the
+// corpus stage's plain name, and the report reads them all.
+func TestSeedsWithEvalCorpus(t *testing.T) {
+	p := seedProfile(t, 1, 2)
+	p.EvalCorpora = []string{"other=" + tinyCorpus(t)}
+	plan := buildOK(t, p)
+	names := stageNames(plan)
+	for _, want := range []string{"evaluate/rope@other", "evaluate/rope@seed2@other", "evaluate/alibi@seed2@other", "tokenize@other"} {
+		if !slices.Contains(names, want) {
+			t.Errorf("no stage %s in %v", want, names)
+		}
+	}
+	rep, _ := plan.Stage("report")
+	if len(rep.Inputs) != 4*3+2 { // 4 runs x (train, evaluate, evaluate@other) + theory + bench
+		t.Errorf("report reads %d inputs, want 14", len(rep.Inputs))
+	}
+	for _, s := range plan.Stages {
+		if c, ok := s.Config.(evaluate.Config); ok && strings.HasSuffix(s.Name, "@other") {
+			want := "train/" + strings.TrimSuffix(strings.TrimPrefix(s.Name, "evaluate/"), "@other")
+			if s.Inputs[1].Stage.Name != want || c.Corpus != "other" {
+				t.Errorf("%s evaluates %s on corpus %q, want %s on other", s.Name, s.Inputs[1].Stage.Name, c.Corpus, want)
+			}
+		}
+	}
+}
