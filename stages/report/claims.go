@@ -149,7 +149,7 @@ func Claims(ev map[string]*evaluate.Result) []Claim {
 	if a, r := ev["random-qkv-alibi"], ev["random-qkv"]; a == nil || r == nil {
 		out = append(out, notTested(c, "random-qkv-alibi or random-qkv"))
 	} else {
-		l := longest(a)
+		l := Longest(a)
 		pa, pr := a.Lengths[0].PPL.Value, r.Lengths[0].PPL.Value
 		c.Verdict = verdict(within(l.Ratio.Value, 1, flatTolerance) && atMost(pa/pr-1, keepPPLTolerance))
 		c.Evidence = fmt.Sprintf("at %s: random-qkv-alibi %s; PPL at T: random-qkv-alibi %.3f vs random-qkv %.3f (%+.1f%%)",
