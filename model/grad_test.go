@@ -225,45 +225,57 @@ func TestModelGradients(t *testing.T) {
 		t.Run(v, func(t *testing.T) {
 			set, c := randomSet(t, v)
 			c.Layers = 1
-			tr := &trainer{c: c, n: newNet(c), specs: paramSpecs(c), table: fixedAngles(c)}
-			tr.hostRot = tr.n.v.Rotation == modelspec.RotationRoPE || (tr.n.v.Rotation == modelspec.RotationAccumulated && !tr.n.v.Learned)
-			B, T := 2, 6
-			data := newSynthData(c.Vocab)
-			tok, tgt, _ := data.TrainBatch(1, 0, B, T)
-			bin, err := tr.batchInputs(tok, tgt, B, T)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var inputs []*tensors.Tensor
-			for _, s := range tr.specs {
-				x, err := set.Get(s.Name)
+			specs := paramSpecs(c)
+			vals := make([][]float32, len(specs))
+			for i, sp := range specs {
+				x, err := set.Get(sp.Name)
 				if err != nil {
 					t.Fatal(err)
 				}
-				f := make([]float64, len(x))
-				for i, y := range x {
-					f[i] = float64(y)
-				}
-				inputs = append(inputs, tensors.FromFlatDataAndDimensions(f, s.Shape...))
+				vals[i] = x
 			}
-			k := len(inputs)
-			for i, b := range bin {
-				bt := b.(*tensors.Tensor)
-				if i >= 2 { // cos, sin to float64
-					f := tensors.MustCopyFlatData[float32](bt)
-					g := make([]float64, len(f))
-					for j, y := range f {
-						g[j] = float64(y)
-					}
-					bt = tensors.FromFlatDataAndDimensions(g, bt.Shape().Dimensions...)
-				}
-				inputs = append(inputs, bt)
-			}
-			fn := func(in []*Node) *Node {
-				tk, tg, rot, _ := tr.batchNodes(in[k:])
-				return tr.loss(in[:k], tk, tg, rot)
-			}
+			B, T := 2, 6
+			tok, tgt, _ := newSynthData(c.Vocab).TrainBatch(1, 0, B, T)
+			fn, inputs := float64Loss(t, c, specs, vals, tok, tgt, B, T)
 			checkFiniteDifferences(t, fn, inputs, 3, 1e-5)
 		})
 	}
+}
+
+// float64Loss is the training loss of config c as a float64 graph function
+// of its inputs: the parameters (vals, in specs order) then the batch (tokens,
+// targets and, for host rotations, cos and sin), with those inputs.
+func float64Loss(t *testing.T, c Config, specs []paramSpec, vals [][]float32, tok, tgt []int32, B, T int) (func(in []*Node) *Node, []*tensors.Tensor) {
+	t.Helper()
+	tr := &trainer{c: c, n: newNet(c), specs: specs, table: fixedAngles(c)}
+	tr.hostRot = tr.n.v.HostRotation()
+	bin, err := tr.batchInputs(tok, tgt, B, T)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var inputs []*tensors.Tensor
+	for i, s := range specs {
+		f := make([]float64, len(vals[i]))
+		for j, y := range vals[i] {
+			f[j] = float64(y)
+		}
+		inputs = append(inputs, tensors.FromFlatDataAndDimensions(f, s.Shape...))
+	}
+	k := len(inputs)
+	for i, b := range bin {
+		bt := b.(*tensors.Tensor)
+		if i >= 2 { // cos, sin to float64
+			f := tensors.MustCopyFlatData[float32](bt)
+			g := make([]float64, len(f))
+			for j, y := range f {
+				g[j] = float64(y)
+			}
+			bt = tensors.FromFlatDataAndDimensions(g, bt.Shape().Dimensions...)
+		}
+		inputs = append(inputs, bt)
+	}
+	return func(in []*Node) *Node {
+		tk, tg, rot, _ := tr.batchNodes(in[k:])
+		return tr.loss(in[:k], tk, tg, rot)
+	}, inputs
 }

@@ -4,9 +4,6 @@ import (
 	"math"
 	"testing"
 
-	. "github.com/gomlx/gomlx/pkg/core/graph" //nolint:revive // gomlx graph code reads best unqualified
-	"github.com/gomlx/gomlx/pkg/core/tensors"
-
 	"routebench/model/nativetrain"
 	"routebench/modelspec"
 )
@@ -24,37 +21,8 @@ const gradTol = 2e-4
 // float64Grads runs the gomlx loss and its gradient in float64 at vals.
 func float64Grads(t *testing.T, c Config, specs []paramSpec, vals [][]float32, tok, tgt []int32, B, T int) (float64, [][]float64) {
 	t.Helper()
-	tr := &trainer{c: c, n: newNet(c), specs: specs, table: fixedAngles(c)}
-	tr.hostRot = tr.n.v.HostRotation()
-	bin, err := tr.batchInputs(tok, tgt, B, T)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var inputs []*tensors.Tensor
-	for i, s := range specs {
-		f := make([]float64, len(vals[i]))
-		for j, y := range vals[i] {
-			f[j] = float64(y)
-		}
-		inputs = append(inputs, tensors.FromFlatDataAndDimensions(f, s.Shape...))
-	}
-	k := len(inputs)
-	for i, b := range bin {
-		bt := b.(*tensors.Tensor)
-		if i >= 2 { // cos, sin to float64
-			f := tensors.MustCopyFlatData[float32](bt)
-			g := make([]float64, len(f))
-			for j, y := range f {
-				g[j] = float64(y)
-			}
-			bt = tensors.FromFlatDataAndDimensions(g, bt.Shape().Dimensions...)
-		}
-		inputs = append(inputs, bt)
-	}
-	return gradients(t, func(in []*Node) *Node {
-		tk, tg, rot, _ := tr.batchNodes(in[k:])
-		return tr.loss(in[:k], tk, tg, rot)
-	}, inputs)
+	fn, inputs := float64Loss(t, c, specs, vals, tok, tgt, B, T)
+	return gradients(t, fn, inputs)
 }
 
 // agreeConfig is randomSet's model (weights well away from init, so that
