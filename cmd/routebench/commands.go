@@ -24,14 +24,24 @@ func cmdReproduce(ctx context.Context, args []string) error {
 	if err := c.refuseSweep("reproduce"); err != nil {
 		return err
 	}
-	r, plan, err := c.setup()
+	res, err := c.runAll(ctx, "profile ")
 	if err != nil {
 		return err
+	}
+	return exportResults(res.Artifacts, c.outDir())
+}
+
+// runAll runs the whole plan of c's profile or sweep and prints a one-line
+// summary (label, then the plan's name) to stderr.
+func (c *common) runAll(ctx context.Context, label string) (*pipeline.Result, error) {
+	r, plan, err := c.setup()
+	if err != nil {
+		return nil, err
 	}
 	start := time.Now()
 	res, err := r.Run(ctx, plan)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	ran := 0
 	for _, rec := range res.Records {
@@ -39,8 +49,8 @@ func cmdReproduce(ctx context.Context, args []string) error {
 			ran++
 		}
 	}
-	fmt.Fprintf(os.Stderr, "profile %s: %d stages, %d ran, %d cached, %s\n", plan.Profile, len(res.Records), ran, len(res.Records)-ran, time.Since(start).Round(time.Millisecond))
-	return exportResults(res.Artifacts, c.outDir())
+	fmt.Fprintf(os.Stderr, "%s%s: %d stages, %d ran, %d cached, %s\n", label, plan.Profile, len(res.Records), ran, len(res.Records)-ran, time.Since(start).Round(time.Millisecond))
+	return res, nil
 }
 
 func cmdRun(ctx context.Context, args []string) error {

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"time"
 
 	"routebench/pipeline"
 	"routebench/stages/study"
@@ -31,22 +30,10 @@ func cmdSweep(ctx context.Context, args []string) error {
 	case file != "":
 		c.sweep = file
 	}
-	r, plan, err := c.setup()
+	res, err := c.runAll(ctx, "")
 	if err != nil {
 		return err
 	}
-	start := time.Now()
-	res, err := r.Run(ctx, plan)
-	if err != nil {
-		return err
-	}
-	ran := 0
-	for _, rec := range res.Records {
-		if rec.Result != "hit" {
-			ran++
-		}
-	}
-	fmt.Fprintf(os.Stderr, "%s: %d stages, %d ran, %d cached, %s\n", plan.Profile, len(res.Records), ran, len(res.Records)-ran, time.Since(start).Round(time.Millisecond))
 	art, ok := res.Artifacts[study.Kind]
 	if !ok {
 		return fmt.Errorf("sweep %s: no %s artifact after the run", c.sweep, study.Kind)
