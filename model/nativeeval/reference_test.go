@@ -90,7 +90,9 @@ func refAttention(in refAttnIn) ([][]float64, [][][]float64) {
 }
 
 // refForward is ARCHITECTURE.md's forward in float64: logits [L][V].
-func refForward(set *weightsView, tokens []int32) [][]float64 { return refForwardPath(set, tokens, nil) }
+func refForward(set *weightsView, tokens []int32) [][]float64 {
+	return refForwardPath(set, tokens, nil)
+}
 
 // refForwardPath is refForward that also hands each block's PaTH steps to
 // onPath (when not nil).
