@@ -21,6 +21,12 @@ type Options struct {
 	// ReturnLogits also returns the L x V logits: for small L only
 	// (cross-checks); refused above maxLogits values.
 	ReturnLogits bool
+	// PathSteps also returns, per layer and head, the sum over the
+	// window's positions of the Householder steps' rank-one parts
+	// beta_t w_t w_t^T (PaTH models only): E[H_t] = I - Sum / Count is the
+	// mean step whose operator norm is the theory's spectral gap. Costs
+	// L d^2 / 2 per head and layer, a small part of the attention's.
+	PathSteps bool
 }
 
 // rowBlock is the number of positions the projection, MLP and output
@@ -40,6 +46,8 @@ type Result struct {
 	// Heads holds diagnostics layer-major (layer 0 heads 0..H-1, layer 1,
 	// ...), only with FarDistances.
 	Heads []HeadStats
+	// PathSteps holds the step sums layer-major, only with Options.PathSteps.
+	PathSteps []PathStepSum
 }
 
 // rowScratch is one worker's memory for the row-block stages.
@@ -114,6 +122,9 @@ func (m *Model) LogProbs(ctx context.Context, tokens, targets []int32, opts Opti
 		}
 		if ly.path != nil {
 			st := computePathSteps(ly.path, pz, pbg, L, H, d, workers)
+			if opts.PathSteps {
+				res.PathSteps = append(res.PathSteps, st.sums(n, L, H, d, workers)...)
+			}
 			pathAttend(s, bufs, st, newPathBlocks(s, bufs, st, workers), att, workers, diag)
 		} else {
 			bufs.attend(s, att, workers, diag)
@@ -204,6 +215,9 @@ func (m *Model) checkInputs(tokens, targets []int32, opts Options) error {
 		if D < 0 {
 			return fmt.Errorf("native: far distance %d is negative (want distances >= 0, e.g. T and T/4)", D)
 		}
+	}
+	if opts.PathSteps && !a.Householder {
+		return fmt.Errorf("native: PathSteps asked of %s/%s weights, which have no Householder steps; ask it only of PaTH variants (path, path-fox)", a.Variant, a.Profile)
 	}
 	if opts.ReturnLogits && len(tokens)*a.Vocab > maxLogits {
 		return fmt.Errorf("native: ReturnLogits for %d tokens x %d vocabulary exceeds %d values; use LogProbs alone for long windows", len(tokens), a.Vocab, maxLogits)

@@ -91,6 +91,12 @@ func refAttention(in refAttnIn) ([][]float64, [][][]float64) {
 
 // refForward is ARCHITECTURE.md's forward in float64: logits [L][V].
 func refForward(set *weightsView, tokens []int32) [][]float64 {
+	return refForwardPath(set, tokens, nil)
+}
+
+// refForwardPath is refForward that also hands each block's PaTH steps to
+// onPath (when not nil).
+func refForwardPath(set *weightsView, tokens []int32, onPath func(n int, rp *refPath)) [][]float64 {
 	a := set.arch
 	L, V, D, H, d, F, P := len(tokens), a.Vocab, a.DModel, a.Heads, a.DHead(), a.DHidden, a.DHead()/2
 	matmul := func(x [][]float64, w []float32, k, n int) [][]float64 {
@@ -160,7 +166,11 @@ func refForward(set *weightsView, tokens []int32) [][]float64 {
 		in := refAttnIn{L: L, H: H, d: d, q: matmul(x, p("wq"), D, D), k: matmul(x, p("wk"), D, D),
 			v: matmul(x, p("wv"), D, D), psi: psi, valueRot: a.ValueRot, slopes: slopes}
 		if a.Householder {
-			in.logit = newRefPath(set, n, x).logit
+			rp := newRefPath(set, n, x)
+			in.logit = rp.logit
+			if onPath != nil {
+				onPath(n, rp)
+			}
 		}
 		att, _ := refAttention(in)
 		o := matmul(att, p("wo"), D, D)

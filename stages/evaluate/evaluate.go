@@ -56,6 +56,9 @@ type LengthResult struct {
 	Buckets    []Bucket  `json:"buckets,omitempty"` // not for sliding windows (only their last positions are scored)
 	FarMass    []FarMass `json:"far_mass"`
 	Entropy    float64   `json:"entropy"` // mean attention entropy (nats), over layers, heads, queries
+	// StepGaps are PaTH's mean Householder step per layer and head over
+	// every window of the length (stepgap.go); primary protocol, PaTH only.
+	StepGaps []StepGap `json:"step_gaps,omitempty"`
 }
 
 // FarMass is the mean attention mass beyond Distance, averaged over layers,
@@ -76,6 +79,7 @@ type scorer struct {
 	cfg         Config
 	m           *nativeeval.Model
 	done, total int64
+	steps       *stepSums // PaTH: the step sums of the current length's primary windows; nil otherwise
 }
 
 // score returns each window's per-position losses (nats) and, on its first
@@ -88,6 +92,7 @@ func (s *scorer) score(L int, windows [][]int32, diag bool, what string) ([][]fl
 		if diag && w < s.cfg.FarWindows {
 			opts.FarDistances = s.cfg.FarDistances
 		}
+		opts.PathSteps = diag && s.steps != nil
 		out, err := s.m.LogProbs(s.rc.Context, win[:L], win[1:L+1], opts)
 		if err != nil {
 			return nil, nil, fmt.Errorf("%s, length %d, window %d: %w", s.cfg.stageName(), L, w, err)
@@ -99,6 +104,11 @@ func (s *scorer) score(L int, windows [][]int32, diag bool, what string) ([][]fl
 		losses = append(losses, loss)
 		if len(out.Heads) > 0 {
 			diags = append(diags, out.Heads)
+		}
+		if opts.PathSteps {
+			if err := s.steps.add(out.PathSteps); err != nil {
+				return nil, nil, fmt.Errorf("%s, length %d, window %d: %w", s.cfg.stageName(), L, w, err)
+			}
 		}
 		s.done += int64(L)
 		s.rc.Progress(s.done, s.total, fmt.Sprintf("%sL=%d window %d/%d", what, L, w+1, len(windows)))
@@ -174,6 +184,9 @@ func evaluate(rc *pipeline.RunContext, cfg Config, set *weights.Set, ds *tokeniz
 		if err != nil {
 			return nil, s.done, fmt.Errorf("%s at length %d: %w", cfg.stageName(), L, err)
 		}
+		if set.Arch.Householder {
+			s.steps = &stepSums{}
+		}
 		losses, diags, err := s.score(L, windows, true, "")
 		if err != nil {
 			return nil, s.done, err
@@ -183,6 +196,9 @@ func evaluate(rc *pipeline.RunContext, cfg Config, set *weights.Set, ds *tokeniz
 			return nil, s.done, err
 		}
 		lr.FarMass, lr.Entropy = summarizeDiagnostics(diags, cfg.FarDistances)
+		if s.steps != nil {
+			lr.StepGaps = s.steps.gaps()
+		}
 		res.Lengths = append(res.Lengths, lr)
 		rc.Logf("L=%d: PPL %s, ratio %s", L, lr.PPL, lr.Ratio)
 

@@ -12,7 +12,8 @@
 // for PPL(L)/PPL(T); the loss by position bucket [0,T), [T,2T), [2T,4T), ...;
 // and, on the first FarWindows windows, the attention mass beyond distance D
 // (D = T and T/4) and the attention entropy, averaged over layers, heads and
-// queries. Config.Protocols adds others beside it (ParseProtocol): windows
+// queries; for PaTH models, the mean Householder step per layer and head
+// over every window and its spectral gap (stepgap.go). Config.Protocols adds others beside it (ParseProtocol): windows
 // inside documents, and sliding-window scoring of each window's last S
 // positions, which reuses the primary protocol's forward passes.
 package evaluate

@@ -156,7 +156,8 @@ func Claims(ev map[string]*evaluate.Result) []Claim {
 			atNote(l, 128), l.Ratio, pa, pr, 100*(pa/pr-1))
 		out = append(out, c)
 	}
-	return out
+	// 7, 8. PaTH: alike the SO(2) family; with a forgetting gate, flat (pathclaims.go).
+	return append(out, pathClaims(ev)...)
 }
 
 // atMost reports x <= limit with the few ulps of slack within allows.

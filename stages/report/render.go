@@ -41,6 +41,7 @@ func render(rc *pipeline.RunContext, cfg Config, vs []*variantData, g seedGroups
 		renderPaper(&b, g.combined, T)
 		renderClaims(&b, g)
 		renderFar(&b, vs, T)
+		renderStepGaps(&b, vs)
 		renderBuckets(&b, vs, T)
 		renderProtocols(&b, vs, T)
 	}

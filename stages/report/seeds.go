@@ -107,6 +107,7 @@ func CombineSeeds(runs []*evaluate.Result) (*evaluate.Result, error) {
 		c.PPL, c.Ratio = OverSeeds(ppl).interval(), OverSeeds(ratio).interval()
 		c.Entropy = OverSeeds(entropy).Mean
 		c.WindowLoss = nil
+		c.StepGaps = nil // one model's steps; RESULTS.md lists them per run (pathgap.go)
 		c.Buckets = append([]evaluate.Bucket(nil), l.Buckets...)
 		for b := range c.Buckets {
 			var loss []float64
