@@ -165,24 +165,36 @@ func exportResults(arts map[string]*artifacts.Artifact, dir string) error {
 	if !ok {
 		return fmt.Errorf("no cached %s artifact for this profile: run `routebench reproduce` first", stages.ReportStage)
 	}
-	for _, name := range rep.Names() {
-		if name == pipeline.RunInfoFile {
-			continue
-		}
-		data, err := rep.ReadFile(name)
-		if err != nil {
-			return err
-		}
-		dst := filepath.Join(dir, filepath.FromSlash(name))
-		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-			return err
-		}
-		if err := os.WriteFile(dst, data, 0o644); err != nil {
-			return fmt.Errorf("exporting %s: %w", dst, err)
-		}
+	if _, err := exportArtifact(rep, dir); err != nil {
+		return err
 	}
 	fmt.Fprintf(os.Stderr, "results: %s\n", filepath.Join(dir, stages.ResultsFile))
 	return nil
+}
+
+// exportArtifact copies every file of a stage's artifact (but its run
+// record) into dir, keeping the artifact's relative paths, and returns the
+// paths it wrote.
+func exportArtifact(art *artifacts.Artifact, dir string) ([]string, error) {
+	var wrote []string
+	for _, name := range art.Names() {
+		if name == pipeline.RunInfoFile {
+			continue
+		}
+		data, err := art.ReadFile(name)
+		if err != nil {
+			return nil, err
+		}
+		dst := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			return nil, err
+		}
+		if err := os.WriteFile(dst, data, 0o644); err != nil {
+			return nil, fmt.Errorf("exporting %s: %w", dst, err)
+		}
+		wrote = append(wrote, dst)
+	}
+	return wrote, nil
 }
 
 func cmdBench(args []string) error {

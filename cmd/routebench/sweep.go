@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 
-	"routebench/pipeline"
 	"routebench/stages/study"
 )
 
@@ -38,23 +37,12 @@ func cmdSweep(ctx context.Context, args []string) error {
 	if !ok {
 		return fmt.Errorf("sweep %s: no %s artifact after the run", c.sweep, study.Kind)
 	}
-	dir := c.outDir()
-	for _, name := range art.Names() {
-		if name == pipeline.RunInfoFile {
-			continue
-		}
-		data, err := art.ReadFile(name)
-		if err != nil {
-			return err
-		}
-		dst := filepath.Join(dir, filepath.FromSlash(name))
-		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-			return err
-		}
-		if err := os.WriteFile(dst, data, 0o644); err != nil {
-			return fmt.Errorf("exporting %s: %w", dst, err)
-		}
-		if filepath.Ext(name) == ".md" {
+	wrote, err := exportArtifact(art, c.outDir())
+	if err != nil {
+		return err
+	}
+	for _, dst := range wrote {
+		if filepath.Ext(dst) == ".md" {
 			fmt.Fprintf(os.Stderr, "study: %s\n", dst)
 		}
 	}
