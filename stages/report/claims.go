@@ -77,10 +77,6 @@ func atNote(l evaluate.LengthResult, want int) string {
 // variant); a claim whose variants are missing is NOT TESTED.
 func Claims(ev map[string]*evaluate.Result) []Claim {
 	var out []Claim
-	notTested := func(c Claim, missing string) Claim {
-		c.Verdict, c.Evidence = "NOT TESTED", "variant "+missing+" was not evaluated in this profile"
-		return c
-	}
 	// 1. Accumulated rotation beats RoPE at 16T.
 	c := Claim{ID: "accumulated-beats-rope", Claim: "accumulated (random) rotation extrapolates better than RoPE at 16x the training length (paper: 1.60x vs 16.2x)",
 		Criterion: "random-qk's ratio interval lies entirely below rope's"}
@@ -142,20 +138,8 @@ func Claims(ev map[string]*evaluate.Result) []Claim {
 		out = append(out, c)
 	}
 	// 6. Rotation + far-mass control: flat like ALiBi, at the rotation's PPL.
-	c = Claim{ID: "rotation-far-mass-control", Claim: "rotation plus an explicit far-mass control (random-qkv-alibi, the paper's suggested fix) " +
-		"stays within 1 +- 0.10 at the longest length while keeping the rotation's PPL at T",
-		Criterion: fmt.Sprintf("random-qkv-alibi's ratio at the longest length within 1 +- %.2f, and its PPL at T at most %.0f%% above random-qkv's",
-			flatTolerance, 100*keepPPLTolerance)}
-	if a, r := ev["random-qkv-alibi"], ev["random-qkv"]; a == nil || r == nil {
-		out = append(out, notTested(c, "random-qkv-alibi or random-qkv"))
-	} else {
-		l := Longest(a)
-		pa, pr := a.Lengths[0].PPL.Value, r.Lengths[0].PPL.Value
-		c.Verdict = verdict(within(l.Ratio.Value, 1, flatTolerance) && atMost(pa/pr-1, keepPPLTolerance))
-		c.Evidence = fmt.Sprintf("at %s: random-qkv-alibi %s; PPL at T: random-qkv-alibi %.3f vs random-qkv %.3f (%+.1f%%)",
-			atNote(l, 128), l.Ratio, pa, pr, 100*(pa/pr-1))
-		out = append(out, c)
-	}
+	out = append(out, farMassControl(ev, "rotation-far-mass-control", "rotation plus an explicit far-mass control (random-qkv-alibi, the paper's suggested fix) "+
+		"stays within 1 +- 0.10 at the longest length while keeping the rotation's PPL at T", "random-qkv-alibi", "random-qkv"))
 	// 7, 8. PaTH: alike the SO(2) family; with a forgetting gate, flat (pathclaims.go).
 	return append(out, pathClaims(ev)...)
 }
@@ -193,4 +177,29 @@ func farMassAt(r *evaluate.Result, mult int) (float64, bool) {
 		}
 	}
 	return 0, false
+}
+
+// farMassControl judges a far-mass control added to a base variant: the
+// controlled variant's ratio at the longest length within 1 +- flatTolerance,
+// and its PPL at T at most keepPPLTolerance above the base's.
+func farMassControl(ev map[string]*evaluate.Result, id, claim, controlled, base string) Claim {
+	c := Claim{ID: id, Claim: claim,
+		Criterion: fmt.Sprintf("%s's ratio at the longest length within 1 +- %.2f, and its PPL at T at most %.0f%% above %s's",
+			controlled, flatTolerance, 100*keepPPLTolerance, base)}
+	a, b := ev[controlled], ev[base]
+	if a == nil || b == nil {
+		return notTested(c, controlled+" or "+base)
+	}
+	l := Longest(a)
+	pa, pb := a.Lengths[0].PPL.Value, b.Lengths[0].PPL.Value
+	c.Verdict = verdict(within(l.Ratio.Value, 1, flatTolerance) && atMost(pa/pb-1, keepPPLTolerance))
+	c.Evidence = fmt.Sprintf("at %s: %s %s; PPL at T: %s %.3f vs %s %.3f (%+.1f%%)",
+		atNote(l, 128), controlled, l.Ratio, controlled, pa, base, pb, 100*(pa/pb-1))
+	return c
+}
+
+// notTested marks a claim whose variants the profile did not evaluate.
+func notTested(c Claim, missing string) Claim {
+	c.Verdict, c.Evidence = "NOT TESTED", "variant "+missing+" was not evaluated in this profile"
+	return c
 }

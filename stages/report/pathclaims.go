@@ -44,10 +44,6 @@ var so2Family = []string{"random-qk", "random-qkv", "learned-qk", "learned-qkv"}
 const so2Required = 2
 
 func pathClaims(ev map[string]*evaluate.Result) []Claim {
-	notTested := func(c Claim, missing string) Claim {
-		c.Verdict, c.Evidence = "NOT TESTED", "variant "+missing+" was not evaluated in this profile"
-		return c
-	}
 	var out []Claim
 	c := Claim{ID: "path-like-so2", Claim: "PaTH (non-commuting Householder transport) extrapolates like the SO(2) accumulated variants",
 		Criterion: fmt.Sprintf("path's ratio at the longest length within the range of the SO(2) accumulated variants' ratios there "+
@@ -92,19 +88,7 @@ func pathClaims(ev map[string]*evaluate.Result) []Claim {
 		out = append(out, c)
 	}
 
-	c = Claim{ID: "path-far-mass-control", Claim: "PaTH plus FoX's forgetting gate (path-fox, a learned decay of far logits) " +
-		"stays within 1 +- 0.10 at the longest length while keeping PaTH's PPL at T",
-		Criterion: fmt.Sprintf("path-fox's ratio at the longest length within 1 +- %.2f, and its PPL at T at most %.0f%% above path's",
-			flatTolerance, 100*keepPPLTolerance)}
-	if f := ev["path-fox"]; f == nil || p == nil {
-		out = append(out, notTested(c, "path-fox or path"))
-	} else {
-		l := Longest(f)
-		pf, pp := f.Lengths[0].PPL.Value, p.Lengths[0].PPL.Value
-		c.Verdict = verdict(within(l.Ratio.Value, 1, flatTolerance) && atMost(pf/pp-1, keepPPLTolerance))
-		c.Evidence = fmt.Sprintf("at %s: path-fox %s; PPL at T: path-fox %.3f vs path %.3f (%+.1f%%)",
-			atNote(l, 128), l.Ratio, pf, pp, 100*(pf/pp-1))
-		out = append(out, c)
-	}
+	out = append(out, farMassControl(ev, "path-far-mass-control", "PaTH plus FoX's forgetting gate (path-fox, a learned decay of far logits) "+
+		"stays within 1 +- 0.10 at the longest length while keeping PaTH's PPL at T", "path-fox", "path"))
 	return out
 }
