@@ -89,12 +89,13 @@ func agreeCaseAt(t *testing.T, variant string, T int) (Config, []paramSpec, [][]
 }
 
 func TestNativeGradientsMatchGomlx(t *testing.T) {
-	for _, v := range modelspec.Variants() {
+	for _, v := range modelspec.AllVariants() {
 		t.Run(v, func(t *testing.T) { checkNativeGradients(t, v, 0) })
 	}
 	// A context of 130 crosses two 64-column panels and ends in a partial
-	// one: the causal tile skipping of the T x T products is exercised.
-	for _, v := range []string{"alibi", "learned-qkv"} {
+	// one: the causal tile skipping of the T x T products is exercised, and
+	// PaTH's blocked triangular inverse recurses (above 32).
+	for _, v := range []string{"alibi", "learned-qkv", "path", "path-fox"} {
 		t.Run(v+"/T=130", func(t *testing.T) { checkNativeGradients(t, v, 130) })
 	}
 }
@@ -142,10 +143,11 @@ func gradError(t *testing.T, specs []paramSpec, grads [][]float32, wantG [][]flo
 // backward pass at a time (nativetrain.BreakForTest) and checks that the
 // gradient comparison above fails for it: the agreement test can fail.
 func TestNativeAgreementCatchesMutations(t *testing.T) {
-	c, specs, vals, tok, tgt := agreeCase(t, "learned-qkv")
-	_, wantG := float64Grads(t, c, specs, vals, tok, tgt, 2, c.Context)
-	for _, piece := range nativetrain.Mutations() {
+	for _, mu := range nativetrain.Mutations() {
+		piece := mu.Piece
 		t.Run(piece, func(t *testing.T) {
+			c, specs, vals, tok, tgt := agreeCase(t, mu.Variant)
+			_, wantG := float64Grads(t, c, specs, vals, tok, tgt, 2, c.Context)
 			defer nativetrain.BreakForTest(piece)()
 			tr, err := nativetrain.New(c, nativeParams(c), fixedAngles(c), 0)
 			if err != nil {

@@ -32,6 +32,10 @@ type Variant struct {
 	// OptIn variants are in the registry but not in the default set
 	// (Variants): a profile trains them only when it names them.
 	OptIn bool
+	// GomlxOnly marks a variant with a part that model/nativetrain does not
+	// implement (none today): config validation refuses trainer "native"
+	// for it and the planner trains it with gomlx (NativeTrainer).
+	GomlxOnly bool
 }
 
 // Families' documentation, composed into Variant.Doc.
@@ -131,7 +135,6 @@ func (v Variant) HostRotation() bool {
 // HasAngleTable reports whether the variant's weights hold an angle table.
 func (v Variant) HasAngleTable() bool { return v.Rotation == RotationAccumulated }
 
-// NativeTrainer reports whether model/nativetrain can train the variant:
-// it has no backward pass of the Householder transport (PaTH), which
-// trains with gomlx.
-func (v Variant) NativeTrainer() bool { return !v.Householder }
+// NativeTrainer reports whether model/nativetrain can train the variant
+// (every registry entry today, PaTH included; see GomlxOnly).
+func (v Variant) NativeTrainer() bool { return !v.GomlxOnly }

@@ -13,7 +13,7 @@ import (
 // (every reduction is cut by the data's shape, never by the workers), and
 // repeating the 3-worker run gives them again (thread timing).
 func TestStepsWorkerIndependent(t *testing.T) {
-	for _, v := range modelspec.Variants() {
+	for _, v := range modelspec.AllVariants() { // PaTH's opt-in variants too
 		t.Run(v, func(t *testing.T) {
 			c := testConfig(v)
 			run := func(workers int) (losses []float32, p, m, vv [][]float32) {

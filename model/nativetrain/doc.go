@@ -12,6 +12,11 @@
 // the learning-rate schedule come from package model, so both trainers start
 // from the same bits and see the same data.
 //
+// Every registry variant trains here, PaTH and PaTH-FoX included (path.go:
+// the Householder steps and the gate per position; path_attention.go: the
+// transport in the gomlx graph's UT form, O(T^3) per head on the packed
+// kernels; triangular.go: the blocked inverse it needs).
+//
 // Checked against references: every backward piece against float64 finite
 // differences (grad_test.go), one step's gradients of every tensor and 200
 // steps of loss against the gomlx trainer (model/native_agree_test.go).
