@@ -61,8 +61,9 @@ func TestNativeGradientsMatchGomlx(t *testing.T) {
 		t.Run(v, func(t *testing.T) { checkNativeGradients(t, v, 0) })
 	}
 	// A context of 130 crosses two 64-column panels and ends in a partial
-	// one: the causal tile skipping of the T x T products is exercised.
-	for _, v := range []string{"alibi", "learned-qkv"} {
+	// one: the causal tile skipping of the T x T products is exercised, and
+	// PaTH's blocked triangular inverse recurses (above 32).
+	for _, v := range []string{"alibi", "learned-qkv", "path", "path-fox"} {
 		t.Run(v+"/T=130", func(t *testing.T) { checkNativeGradients(t, v, 130) })
 	}
 }
@@ -110,10 +111,11 @@ func gradError(t *testing.T, specs []paramSpec, grads [][]float32, wantG [][]flo
 // backward pass at a time (nativetrain.BreakForTest) and checks that the
 // gradient comparison above fails for it: the agreement test can fail.
 func TestNativeAgreementCatchesMutations(t *testing.T) {
-	c, specs, vals, tok, tgt := agreeCase(t, "learned-qkv")
-	_, wantG := float64Grads(t, c, specs, vals, tok, tgt, 2, c.Context)
-	for _, piece := range nativetrain.Mutations() {
+	for _, mu := range nativetrain.Mutations() {
+		piece := mu.Piece
 		t.Run(piece, func(t *testing.T) {
+			c, specs, vals, tok, tgt := agreeCase(t, mu.Variant)
+			_, wantG := float64Grads(t, c, specs, vals, tok, tgt, 2, c.Context)
 			defer nativetrain.BreakForTest(piece)()
 			tr, err := nativetrain.New(c, nativeParams(c), fixedAngles(c), 0)
 			if err != nil {
@@ -137,13 +139,15 @@ func TestNativeAgreementCatchesMutations(t *testing.T) {
 // compares the loss curves: the trainers differ only in float32 rounding,
 // which Adam amplifies slowly, so the curves must stay within curveTol
 // nats at every step, and the mean of the last 20 steps within
-// curveEndTol. Measured (2 cores, all 7 variants, 200 steps): largest step
-// difference 1.4e-6 to 2.1e-6 nats, last-20 means within 2e-7. Full mode:
-// every variant, 200 steps; -short: two, 40 steps.
+// curveEndTol. Measured (2 cores, 200 steps): largest step difference 1.4e-6
+// to 2.1e-6 nats over the 7 default variants, 1.8e-6 (path) and 2.4e-6
+// (path-fox); last-20 means within 2e-7. Full mode: every variant, opt-in
+// ones included, 200 steps (path and path-fox take ~50 s and ~36 s, nearly
+// all of it gomlx's PaTH graph); -short: three, 40 steps.
 func TestNativeLossCurveMatchesGomlx(t *testing.T) {
 	variants, steps := nativeVariants(), 200
 	if testing.Short() {
-		variants, steps = []string{"rope", "learned-qkv"}, 40
+		variants, steps = []string{"rope", "learned-qkv", "path-fox"}, 40
 	}
 	const curveTol, curveEndTol = 5e-4, 1e-4
 	data := newSynthData(61)

@@ -126,7 +126,7 @@ func (c Config) Validate() error {
 	case c.Trainer != "" && c.Trainer != TrainerNative && c.Trainer != TrainerGomlx:
 		return bad(ParamTrainer, c.Trainer, fmt.Sprintf("%q or %q", TrainerNative, TrainerGomlx))
 	case c.Trainer == TrainerNative && !v.NativeTrainer():
-		return bad(ParamTrainer, c.Trainer, fmt.Sprintf("%q (the native trainer has no backward pass for %s's Householder transport; train it with gomlx)", TrainerGomlx, c.Variant))
+		return bad(ParamTrainer, c.Trainer, fmt.Sprintf("%q (the native trainer does not implement every part of %s; train it with gomlx)", TrainerGomlx, c.Variant))
 	case c.Trainer == TrainerNative && IsXLABackend(c.Backend):
 		return bad(ParamTrainer, c.Trainer, fmt.Sprintf("%q with backend %q (the native trainer runs on the CPU; use %q for XLA)", TrainerGomlx, c.Backend, TrainerGomlx))
 	case c.EvalEvery < 0 || c.EvalBatches < 0:

@@ -50,8 +50,7 @@ const (
 		"inside the 1/sqrt(d) scale as PaTH's kernel; +(DH + H) per block"
 )
 
-// path is opt-in: it trains only with gomlx (Variant.NativeTrainer) and is
-// not yet part of any profile's default set.
+// path is opt-in: not yet part of any profile's default set.
 func path() Variant {
 	return Variant{Name: "path", Rotation: RotationNone, Householder: true, OptIn: true, Doc: docPaTH}
 }

@@ -39,6 +39,10 @@ type Variant struct {
 	// in Variants but not in DefaultVariants.
 	OptIn bool
 	Doc   string
+	// GomlxOnly marks a variant with a part that model/nativetrain does not
+	// implement (none today): config validation refuses trainer "native"
+	// for it and the planner trains it with gomlx (NativeTrainer).
+	GomlxOnly bool
 }
 
 // Initialisations of the angle table (Variant.AngleInit).
@@ -182,7 +186,6 @@ func (v Variant) LRScale(param string) float64 {
 // HasAngleTable reports whether the variant's weights hold an angle table.
 func (v Variant) HasAngleTable() bool { return v.Rotation == RotationAccumulated }
 
-// NativeTrainer reports whether model/nativetrain can train the variant:
-// it has no backward pass of the Householder transport (PaTH), which
-// trains with gomlx.
-func (v Variant) NativeTrainer() bool { return !v.Householder }
+// NativeTrainer reports whether model/nativetrain can train the variant
+// (every registry entry today, PaTH included; see GomlxOnly).
+func (v Variant) NativeTrainer() bool { return !v.GomlxOnly }

@@ -157,7 +157,7 @@ func backendOf(p Profile) string {
 // trainerFor is the default trainer of a backend and variant: the native
 // one on the CPU (about an order of magnitude faster than gomlx's Go
 // backend), gomlx on XLA (the native trainer is CPU-only) and for variants
-// the native trainer cannot train (PaTH: modelspec.Variant.NativeTrainer).
+// the native trainer cannot train (none today: modelspec.Variant.GomlxOnly).
 // The resolved name is part of the train stage's config and key.
 func trainerFor(backend, variant string) string {
 	v, err := modelspec.LookupVariant(variant)

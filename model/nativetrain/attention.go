@@ -51,6 +51,13 @@ func (t *Trainer) attentionForward(params [][]float32, l int, lt *layerTape, f *
 			}
 		})
 	}
+	if t.v.Householder {
+		t.pathSteps(params, l, lt, rows)
+	}
+	var G []float64 // the forgetting gate's prefix sums (path-fox)
+	if lt.path != nil {
+		G = lt.path.G
+	}
 	lt.p, lt.o = t.ar.raw(rows*H*T*T), t.ar.raw(N*D)
 	var slopes []float64
 	if t.v.ALiBi {
@@ -62,13 +69,22 @@ func (t *Trainer) attentionForward(params [][]float32, l int, lt *layerTape, f *
 		h := bh % H
 		off := (bh/H)*T*D + h*d
 		P := lt.p[bh*T*T : (bh+1)*T*T]
-		native.Gemm{C: P, A: lt.q[off:], B: lt.k[off:], M: T, K: d, N: T, Lda: D, Ldb: D,
-			TB: true, Tri: native.LowerC, Workers: 1}.Run()
+		if t.v.Householder {
+			t.pathScores(lt, bh, P) // path_attention.go
+		} else {
+			native.Gemm{C: P, A: lt.q[off:], B: lt.k[off:], M: T, K: d, N: T, Lda: D, Ldb: D,
+				TB: true, Tri: native.LowerC, Workers: 1}.Run()
+		}
+		g0 := (bh/H)*T*H + h // position 0 of this window and head in G
 		for i := 0; i < T; i++ {
 			row := P[i*T : (i+1)*T]
 			mx := negInf
 			for j := 0; j <= i; j++ {
-				s := row[j] * scale
+				s := row[j]
+				if G != nil { // inside the scale, as PaTH's kernel (modelspec/path.go)
+					s += float32(G[g0+i*H] - G[g0+j*H])
+				}
+				s *= scale
 				if slopes != nil {
 					s += float32(-slopes[h] * float64(i-j))
 				}
@@ -127,6 +143,13 @@ func (t *Trainer) attentionBackward(params, grads [][]float32, l int, lt *layerT
 		})
 	}
 	dq, dk, dv := t.ar.raw(N*D), t.ar.raw(N*D), t.ar.raw(N*D)
+	var dw, dbeta, dG []float32 // PaTH's directions, strengths and gate prefix sums
+	if t.v.Householder {
+		dw, dbeta = t.ar.raw(N*D), t.ar.raw(N*H)
+		if t.v.ForgetGate {
+			dG = t.ar.raw(N * H)
+		}
+	}
 	dSall := t.ar.raw(rows * H * T * T)
 	scale := float32(1 / math.Sqrt(float64(d)))
 	native.ParallelFor(rows*H, t.workers, func(bh int) {
@@ -155,6 +178,25 @@ func (t *Trainer) attentionBackward(params, grads [][]float32, l int, lt *layerT
 			Tri: native.LowerA, Workers: 1}.Run()
 		native.Gemm{C: dk[off:], A: dS, B: lt.q[off:], M: T, K: T, N: d, Ldc: D, Ldb: D,
 			TA: true, Tri: native.UpperA, Workers: 1}.Run()
+		if dw != nil {
+			t.pathScoresBackward(lt, bh, dS, dq, dk, dw, dbeta) // path_attention.go
+		}
+		if dG != nil {
+			// s_ij += G_i - G_j: dG_i = sum_j dS_ij - sum_k dS_ki, rows in order.
+			g0 := (bh/H)*T*H + bh%H
+			for i := 0; i < T; i++ {
+				var r float32
+				for _, x := range dS[i*T : i*T+i+1] {
+					r += x
+				}
+				dG[g0+i*H] = r
+			}
+			for i := 0; i < T; i++ {
+				for j, x := range dS[i*T : i*T+i+1] {
+					dG[g0+j*H] -= x
+				}
+			}
+		}
 	})
 	if rot {
 		qr, kr, vr := lt.q, lt.k, lt.v
@@ -187,6 +229,12 @@ func (t *Trainer) attentionBackward(params, grads [][]float32, l int, lt *layerT
 	}{{"wq", dq}, {"wk", dk}, {"wv", dv}} {
 		native.MatMul(g(w.name), lt.a1, w.dx, D, N, D, true, false, false, t.workers)
 		native.MatMul(da, w.dx, t.param(params, blockName(l, w.name)), N, D, D, false, true, i > 0, t.workers)
+	}
+	if dw != nil {
+		if broken == "gate" && dG != nil {
+			clear(dG)
+		}
+		t.pathStepsBackward(params, grads, l, lt, rows, dw, dbeta, dG, da) // path.go
 	}
 	return da
 }

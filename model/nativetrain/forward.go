@@ -21,6 +21,7 @@ type layerTape struct {
 	n2, a2     []float32
 	inv2       []float32
 	u, th, gel []float32 // [N][F] MLP pre-activation, tanh of the GELU's inner term, GELU output
+	path       *pathTape // PaTH's steps and transport (path.go); nil for the other variants
 }
 
 // tape is a whole forward pass.

@@ -7,10 +7,20 @@ package nativetrain
 
 var broken string
 
-var mutations = []string{"gelu", "softmax", "rmsnorm", "rotation", "angles", "embed"}
+// Mutation is a piece BreakForTest can break and a variant whose gradient
+// goes through it.
+type Mutation struct{ Piece, Variant string }
+
+var mutations = []Mutation{
+	{"gelu", "learned-qkv"}, {"softmax", "learned-qkv"}, {"rmsnorm", "learned-qkv"},
+	{"rotation", "learned-qkv"}, {"angles", "learned-qkv"}, {"embed", "learned-qkv"},
+	// PaTH (path.go, path_attention.go): the keys' gradient through the
+	// transport's R, the strengths', the short convolution's taps, FoX's gate.
+	{"householder", "path"}, {"beta", "path"}, {"conv", "path"}, {"gate", "path-fox"},
+}
 
 // Mutations lists the pieces BreakForTest can break.
-func Mutations() []string { return append([]string(nil), mutations...) }
+func Mutations() []Mutation { return append([]Mutation(nil), mutations...) }
 
 // BreakForTest makes the named piece of the backward pass wrong (for tests
 // only; not safe for concurrent trainers) and returns the function that

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"runtime"
+	"sync"
 
 	"routebench/modelspec"
 )
@@ -27,7 +28,8 @@ type Trainer struct {
 	idx     map[string]int
 	table   []float32 // fixed angle table of random-* variants (nil otherwise)
 	workers int
-	ar      arena // a step's buffers, reused by the next
+	ar      arena     // a step's buffers, reused by the next
+	scratch sync.Pool // *[]float32: per-task buffers of the PaTH transport (path_attention.go)
 
 	p, m, vv [][]float32
 }
@@ -82,6 +84,19 @@ func paramShapes(c modelspec.Config, v modelspec.Variant) map[string][]int {
 	}
 	if v.Learned {
 		want["angles"] = []int{V, H, c.DModel / H / 2}
+	}
+	if v.Householder {
+		R, K := modelspec.PathRank, modelspec.PathConv
+		for l := 0; l < c.Layers; l++ {
+			for name, shape := range map[string][]int{
+				pathDown: {D, R}, pathUp: {R, D}, pathConv: {K, D}, pathWB: {D, H}, pathBB: {H},
+			} {
+				want[blockName(l, name)] = shape
+			}
+			if v.ForgetGate {
+				want[blockName(l, foxWG)], want[blockName(l, foxBG)] = []int{D, H}, []int{H}
+			}
+		}
 	}
 	return want
 }
