@@ -1,7 +1,6 @@
 package model
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -11,10 +10,9 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
-	"strconv"
-	"strings"
 	"time"
 
+	"routebench/internal/procmem"
 	"routebench/modelspec"
 )
 
@@ -222,7 +220,7 @@ func export(tr engine, c Config, specs []paramSpec, outDir string, start int, hi
 		rep.SpectralGaps = modelspec.SpectralGaps(rep.AngleSigmas)
 	}
 	sp := SpeedReport{ResumedFrom: start, CompileSeconds: median(hist.CompileTime), StepSeconds: median(hist.StepTime),
-		PeakRSSBytes: peakRSS(), TimedSteps: len(hist.StepTime)}
+		PeakRSSBytes: procmem.PeakRSS(), TimedSteps: len(hist.StepTime)}
 	if len(hist.StepTime) > 0 {
 		sp.MinStepSeconds = slices.Min(hist.StepTime)
 	}
@@ -272,23 +270,4 @@ func FlopsPerStep(c Config) float64 {
 		fwd += 2 * B * T * T * H * d / 2
 	}
 	return 3 * fwd
-}
-
-// peakRSS reads the process's resident-set high-water mark (Linux), or 0.
-func peakRSS() int64 {
-	f, err := os.Open("/proc/self/status")
-	if err != nil {
-		return 0
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if rest, ok := strings.CutPrefix(sc.Text(), "VmHWM:"); ok {
-			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 10, 64)
-			if err == nil {
-				return kb * 1024
-			}
-		}
-	}
-	return 0
 }

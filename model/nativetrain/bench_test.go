@@ -1,18 +1,14 @@
 package nativetrain_test
 
 import (
-	"bufio"
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"os"
 	"runtime"
-	"runtime/debug"
-	"strconv"
-	"strings"
 	"syscall"
 	"testing"
 
+	"routebench/internal/procmem"
 	"routebench/model"
 	"routebench/model/native"
 	"routebench/model/nativetrain"
@@ -54,7 +50,7 @@ func benchStep(b *testing.B, v string, D, L, T, tokens int) {
 	if err := c.Validate(); err != nil {
 		b.Fatal(err)
 	}
-	resetPeakRSS()
+	procmem.ResetPeakRSS()
 	tr := nativetrain.NewTestTrainer(b, c, 0)
 	tok, tgt := nativetrain.TestBatch(c, c.Batch, 1)
 	step := func(s int) {
@@ -81,7 +77,7 @@ func benchStep(b *testing.B, v string, D, L, T, tokens int) {
 	b.ReportMetric(cpu, "cpu-s/step")
 	b.ReportMetric(float64(tokens)/sec, "tokens/s")
 	b.ReportMetric(model.FlopsPerStep(c)/sec/1e9, "GFLOP/s")
-	b.ReportMetric(float64(peakRSS())/(1<<20), "peak-RSS-MB")
+	b.ReportMetric(float64(procmem.PeakRSS())/(1<<20), "peak-RSS-MB")
 	b.ReportMetric(float64(ms.HeapInuse)/(1<<20), "heap-MB")
 }
 
@@ -119,30 +115,4 @@ func cpuSeconds() float64 {
 		return 0
 	}
 	return float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e9
-}
-
-// resetPeakRSS restarts the kernel's resident high-water mark (Linux:
-// writing 5 to clear_refs), so that each shape reports its own peak.
-func resetPeakRSS() {
-	debug.FreeOSMemory()
-	_ = os.WriteFile("/proc/self/clear_refs", []byte("5"), 0)
-}
-
-// peakRSS reads VmHWM (Linux), or 0.
-func peakRSS() int64 {
-	f, err := os.Open("/proc/self/status")
-	if err != nil {
-		return 0
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if rest, ok := strings.CutPrefix(sc.Text(), "VmHWM:"); ok {
-			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 10, 64)
-			if err == nil {
-				return kb * 1024
-			}
-		}
-	}
-	return 0
 }
