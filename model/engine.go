@@ -63,10 +63,16 @@ func (e *nativeEngine) runStep(s int, tokens, targets []int32) (float32, float32
 	return loss, gnorm, nil
 }
 
-// evalLoss mirrors the gomlx trainer's: the mean over batches of Batch
-// windows of each batch's mean loss.
+// evalLoss is heldOutLoss over the native trainer's forward pass.
 func (e *nativeEngine) evalLoss(windows [][]int32) (float64, error) {
-	B, T := e.c.Batch, e.c.Context
+	return heldOutLoss(e.c, windows, e.tr.EvalLoss)
+}
+
+// heldOutLoss is both trainers' held-out loss: the mean over batches of
+// Batch windows (Context+1 tokens each; a last partial batch is left out)
+// of each batch's mean loss, so that the two report the same quantity.
+func heldOutLoss(c modelspec.Config, windows [][]int32, batchLoss func(tokens, targets []int32) (float32, error)) (float64, error) {
+	B, T := c.Batch, c.Context
 	var sum float64
 	nb := 0
 	for start := 0; start+B <= len(windows); start += B {
@@ -76,15 +82,15 @@ func (e *nativeEngine) evalLoss(windows [][]int32) (float64, error) {
 			tok = append(tok, w[:T]...)
 			tgt = append(tgt, w[1:T+1]...)
 		}
-		l, err := e.tr.EvalLoss(tok, tgt)
+		l, err := batchLoss(tok, tgt)
 		if err != nil {
-			return 0, fmt.Errorf("model: %s held-out batch %d: %w", e.c.Variant, nb, err)
+			return 0, fmt.Errorf("model: %s held-out batch %d: %w", c.Variant, nb, err)
 		}
 		sum += float64(l)
 		nb++
 	}
 	if nb == 0 {
-		return 0, fmt.Errorf("model: %s: fewer than %d held-out windows", e.c.Variant, B)
+		return 0, fmt.Errorf("model: %s: fewer than %d held-out windows", c.Variant, B)
 	}
 	return sum / float64(nb), nil
 }

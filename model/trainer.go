@@ -152,22 +152,13 @@ func (tr *trainer) runStep(s int, tokens, targets []int32) (loss, gnorm float32,
 	return loss, gnorm, err
 }
 
-// evalLoss is the mean loss over windows of Context+1 tokens, Batch at a time.
+// evalLoss is heldOutLoss over the gomlx evaluation graph.
 func (tr *trainer) evalLoss(windows [][]int32) (float64, error) {
 	c := tr.c
-	B, T := c.Batch, c.Context
-	var sum float64
-	var nb int
-	for start := 0; start+B <= len(windows); start += B {
-		tok := make([]int32, 0, B*T)
-		tgt := make([]int32, 0, B*T)
-		for _, w := range windows[start : start+B] {
-			tok = append(tok, w[:T]...)
-			tgt = append(tgt, w[1:T+1]...)
-		}
-		bin, err := tr.batchInputs(tok, tgt, B, T)
+	return heldOutLoss(c, windows, func(tok, tgt []int32) (float32, error) {
+		bin, err := tr.batchInputs(tok, tgt, c.Batch, c.Context)
 		if err != nil {
-			return 0, fmt.Errorf("model: %s held-out batch %d: %w", c.Variant, nb, err)
+			return 0, err
 		}
 		args := make([]any, 0, len(tr.params)+len(bin))
 		for _, t := range tr.params {
@@ -184,16 +175,8 @@ func (tr *trainer) evalLoss(windows [][]int32) (float64, error) {
 			out[0].FinalizeAll()
 			return nil
 		})
-		if err != nil {
-			return 0, err
-		}
-		sum += float64(l)
-		nb++
-	}
-	if nb == 0 {
-		return 0, fmt.Errorf("model: %s: fewer than %d held-out windows", c.Variant, B)
-	}
-	return sum / float64(nb), nil
+		return l, err
+	})
 }
 
 // setState uploads host values (initial or from a checkpoint).
