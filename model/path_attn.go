@@ -28,15 +28,15 @@ import (
 // Cost O(T^3) per head: fine at training lengths (T <= 512), which is
 // all this graph is for; the native evaluator streams in O(L d).
 
-// Tensor names of a block's PaTH parameters (ARCHITECTURE.md).
+// Tensor names of a block's PaTH parameters (modelspec/path.go).
 const (
-	pathDown = "wpath_down" // [D, PathRank]
-	pathUp   = "wpath_up"   // [PathRank, D]
-	pathConv = "path_conv"  // [PathConv, D]: tap k multiplies z_{t-k}
-	pathWB   = "wbeta"      // [D, H]
-	pathBB   = "bbeta"      // [H]
-	foxWG    = "wgate"      // [D, H]
-	foxBG    = "bgate"      // [H]
+	pathDown = modelspec.PathDown
+	pathUp   = modelspec.PathUp
+	pathConv = modelspec.PathConvW
+	pathWB   = modelspec.PathWBeta
+	pathBB   = modelspec.PathBBeta
+	foxWG    = modelspec.FoxWGate
+	foxBG    = modelspec.FoxBGate
 )
 
 // pathBroken names a piece that path_mutation_test.go breaks on purpose

@@ -33,6 +33,19 @@ const (
 	PathNormEps = 1e-6 // L2-normalisation epsilon of w
 )
 
+// Tensor names of a block's PaTH and FoX parameters (under the block's
+// prefix, e.g. block000/wbeta): the one spelling the weights files, both
+// trainers and the evaluator share (ARCHITECTURE.md lists the shapes).
+const (
+	PathDown  = "wpath_down" // [D, PathRank]
+	PathUp    = "wpath_up"   // [PathRank, D]
+	PathConvW = "path_conv"  // [PathConv, D]: tap k multiplies z_{t-k}
+	PathWBeta = "wbeta"      // [D, H]
+	PathBBeta = "bbeta"      // [H]
+	FoxWGate  = "wgate"      // [D, H]
+	FoxBGate  = "bgate"      // [H]
+)
+
 // PathParams is the number of parameters PaTH adds to one block of width
 // D with H heads (the forgetting gate included when gate is set).
 func PathParams(D, H int, gate bool) int {

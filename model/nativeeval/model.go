@@ -117,8 +117,8 @@ func loadPath(a modelspec.Arch, get func(name string, shape ...int) ([]float32, 
 		name  string
 		shape []int
 	}{
-		{&down, "wpath_down", []int{D, R}}, {&up, "wpath_up", []int{R, D}}, {&pl.conv, "path_conv", []int{K, D}},
-		{&wb, "wbeta", []int{D, H}}, {&pl.bbeta, "bbeta", []int{H}},
+		{&down, modelspec.PathDown, []int{D, R}}, {&up, modelspec.PathUp, []int{R, D}}, {&pl.conv, modelspec.PathConvW, []int{K, D}},
+		{&wb, modelspec.PathWBeta, []int{D, H}}, {&pl.bbeta, modelspec.PathBBeta, []int{H}},
 	} {
 		if *t.dst, err = get(t.name, t.shape...); err != nil {
 			return nil, err
@@ -126,10 +126,10 @@ func loadPath(a modelspec.Arch, get func(name string, shape ...int) ([]float32, 
 	}
 	bg := wb
 	if a.ForgetGate {
-		if wg, err = get("wgate", D, H); err != nil {
+		if wg, err = get(modelspec.FoxWGate, D, H); err != nil {
 			return nil, err
 		}
-		if pl.bgate, err = get("bgate", H); err != nil {
+		if pl.bgate, err = get(modelspec.FoxBGate, H); err != nil {
 			return nil, err
 		}
 		pl.nbg = 2 * H

@@ -11,15 +11,15 @@ import (
 // and the choices: modelspec/path.go; the gomlx graph: model/path_attn.go):
 // everything but the T x T transport, which is path_attention.go.
 
-// Tensor names of a block's PaTH parameters (ARCHITECTURE.md).
+// Tensor names of a block's PaTH parameters (modelspec/path.go).
 const (
-	pathDown = "wpath_down" // [D, PathRank]
-	pathUp   = "wpath_up"   // [PathRank, D]
-	pathConv = "path_conv"  // [PathConv, D]: tap k multiplies z_{t-k}
-	pathWB   = "wbeta"      // [D, H]
-	pathBB   = "bbeta"      // [H]
-	foxWG    = "wgate"      // [D, H]
-	foxBG    = "bgate"      // [H]
+	pathDown = modelspec.PathDown
+	pathUp   = modelspec.PathUp
+	pathConv = modelspec.PathConvW
+	pathWB   = modelspec.PathWBeta
+	pathBB   = modelspec.PathBBeta
+	foxWG    = modelspec.FoxWGate
+	foxBG    = modelspec.FoxBGate
 )
 
 // pathTape is what the backward pass of one block's PaTH steps reads.

@@ -47,10 +47,10 @@ func RandomSet(t testing.TB, a modelspec.Arch, seed uint64) *weights.Set {
 	for n := 0; n < a.Layers && a.Householder; n++ { // drawn after the rest: other variants' sets stay the same
 		p := fmt.Sprintf("block%03d/", n)
 		sD, R := 1/math.Sqrt(float64(D)), a.PathRank
-		ts = append(ts, mk(p+"wpath_down", sD, 0, D, R), mk(p+"wpath_up", 1/math.Sqrt(float64(R)), 0, R, D),
-			mk(p+"path_conv", 0.5, 0, a.PathConv, D), mk(p+"wbeta", sD, 0, D, H), mk(p+"bbeta", 0.5, 0, H))
+		ts = append(ts, mk(p+modelspec.PathDown, sD, 0, D, R), mk(p+modelspec.PathUp, 1/math.Sqrt(float64(R)), 0, R, D),
+			mk(p+modelspec.PathConvW, 0.5, 0, a.PathConv, D), mk(p+modelspec.PathWBeta, sD, 0, D, H), mk(p+modelspec.PathBBeta, 0.5, 0, H))
 		if a.ForgetGate {
-			ts = append(ts, mk(p+"wgate", sD, 0, D, H), mk(p+"bgate", 0.5, 1, H))
+			ts = append(ts, mk(p+modelspec.FoxWGate, sD, 0, D, H), mk(p+modelspec.FoxBGate, 0.5, 1, H))
 		}
 	}
 	set, err := weights.NewSet(a, ts)
