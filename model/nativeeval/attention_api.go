@@ -18,12 +18,18 @@ type AttentionSpec struct {
 	ALiBi           bool
 	Tokens          []int32   // accumulated only: the window, len L
 	Angles          []float32 // accumulated only: [V][Heads][DHead/2]
+	// PaTH's Householder steps H_t = I - beta_t w_t w_t^T (Rotation none):
+	// PathW [Heads][L][DHead] unit directions, PathBeta [Heads][L] in (0, 2).
+	// With them Run transports the keys as a path layer does, building each
+	// key block's WY form on every call (the forward pass pays that per layer).
+	PathW, PathBeta []float32
 }
 
 // Attention is a prepared attention problem.
 type Attention struct {
 	s    *attnShape
 	bufs *headBufs
+	path *pathSteps // nil unless PaTH
 }
 
 // NewAttention checks spec and precomputes its rotation table.
@@ -56,12 +62,27 @@ func NewAttention(as AttentionSpec) (*Attention, error) {
 	if as.ALiBi {
 		s.slopes = alibiSlopes(as.Heads)
 	}
-	return &Attention{s: s, bufs: newHeadBufs(s)}, nil
+	a := &Attention{s: s, bufs: newHeadBufs(s)}
+	if as.PathW != nil || as.PathBeta != nil {
+		if as.Rotation != modelspec.RotationNone || as.ValueRot {
+			return nil, fmt.Errorf("native: PaTH attention takes no rotation (got %q, value transport %v): its transport is the Householder steps", as.Rotation, as.ValueRot)
+		}
+		if len(as.PathW) != as.Heads*as.L*as.DHead || len(as.PathBeta) != as.Heads*as.L {
+			return nil, fmt.Errorf("native: PaTH attention needs %d directions and %d betas ([heads][L][d_head], [heads][L]), got %d and %d",
+				as.Heads*as.L*as.DHead, as.Heads*as.L, len(as.PathW), len(as.PathBeta))
+		}
+		a.path = &pathSteps{w: as.PathW, beta: as.PathBeta}
+	}
+	return a, nil
 }
 
 // FLOPs is the conventional count for causal attention: QK^T and AV, each
 // 2*d multiply-adds per (query, key) pair, over L*L/2 pairs, per head.
+// PaTH's transport doubles it (pathFLOPs).
 func (a *Attention) FLOPs() float64 {
+	if a.path != nil {
+		return pathFLOPs(a.s.L, a.s.H, a.s.d)
+	}
 	return 4 * float64(a.s.L) * float64(a.s.L) / 2 * float64(a.s.d) * float64(a.s.H)
 }
 
@@ -76,5 +97,9 @@ func (a *Attention) Run(out, qkv []float32, workers int) {
 		x := qkv[row0*3*D:]
 		a.bufs.scatterRows(s, row0, min(blockK, s.L-row0), x, x[D:], x[2*D:], 3*D)
 	})
+	if a.path != nil {
+		pathAttend(s, a.bufs, a.path, newPathBlocks(s, a.bufs, a.path, workers), out, workers, nil)
+		return
+	}
 	a.bufs.attend(s, out, workers, nil)
 }

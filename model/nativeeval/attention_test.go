@@ -295,3 +295,102 @@ func forEachKernelSet(t *testing.T, f func(t *testing.T)) {
 		t.Run("asm", f)
 	}
 }
+
+// TestAttentionAPIPath checks the standalone PaTH attention (the bench
+// stage's problem) against a float64 loop that carries each query
+// backwards through H_i ... H_{j+1} one Householder step at a time, at a
+// length that crosses three key blocks; the "order" mutation must fail it.
+func TestAttentionAPIPath(t *testing.T) {
+	const L, H, d = 150, 2, 16
+	D := H * d
+	r := rand.New(rand.NewPCG(9, 9))
+	qkv := randSlice(r, L*3*D, 1)
+	w, beta := make([]float32, H*L*d), make([]float32, H*L)
+	for i := 0; i < H*L; i++ {
+		x := randSlice(r, d, 1)
+		var n float64
+		for _, v := range x {
+			n += float64(v) * float64(v)
+		}
+		for c := range x {
+			w[i*d+c] = x[c] / float32(math.Sqrt(n))
+		}
+		beta[i] = float32(2 * r.Float64())
+	}
+	ref := make([][]float64, L) // [L][D]
+	for i := range ref {
+		ref[i] = make([]float64, D)
+	}
+	for h := 0; h < H; h++ {
+		for i := 0; i < L; i++ {
+			u := make([]float64, d)
+			for c := range u {
+				u[c] = float64(qkv[i*3*D+h*d+c]) / math.Sqrt(d)
+			}
+			logits := make([]float64, i+1)
+			mx := math.Inf(-1)
+			for j := i; j >= 0; j-- {
+				var s float64
+				for c := range u {
+					s += u[c] * float64(qkv[j*3*D+D+h*d+c])
+				}
+				logits[j], mx = s, math.Max(mx, s)
+				wj, a := w[(h*L+j)*d:(h*L+j)*d+d], 0.0 // u <- H_j u
+				for c := range u {
+					a += u[c] * float64(wj[c])
+				}
+				for c := range u {
+					u[c] -= float64(beta[h*L+j]) * a * float64(wj[c])
+				}
+			}
+			var z float64
+			for j := range logits {
+				logits[j] = math.Exp(logits[j] - mx)
+				z += logits[j]
+			}
+			for j, p := range logits {
+				for c := 0; c < d; c++ {
+					ref[i][h*d+c] += p / z * float64(qkv[j*3*D+2*D+h*d+c])
+				}
+			}
+		}
+	}
+	run := func() float64 {
+		a, err := NewAttention(AttentionSpec{L: L, Heads: H, DHead: d, Rotation: "none", PathW: w, PathBeta: beta})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := a.FLOPs(), 8*float64(L)*L/2*d*H; got != want {
+			t.Errorf("FLOPs = %g, want %g (twice plain attention)", got, want)
+		}
+		out := make([]float32, L*D)
+		a.Run(out, qkv, 2)
+		var worst float64
+		for i := range ref {
+			for c, x := range ref[i] {
+				worst = math.Max(worst, math.Abs(float64(out[i*D+c])-x))
+			}
+		}
+		return worst
+	}
+	e0 := run()
+	t.Logf("largest output difference %.3g", e0)
+	if e := e0; e > 1e-4 {
+		t.Errorf("PaTH attention differs from the float64 loop by %.3g (tolerance 1e-4)", e)
+	}
+	pathBroken = "order"
+	e := run()
+	pathBroken = ""
+	t.Logf("reversed order: %.3g", e)
+	if e < 1e-2 {
+		t.Errorf("the reversed product order still agrees (%.3g): the check cannot fail", e)
+	}
+	for _, bad := range []AttentionSpec{
+		{L: L, Heads: H, DHead: d, Rotation: "rope", RopeBase: 10000, PathW: w, PathBeta: beta},
+		{L: L, Heads: H, DHead: d, Rotation: "none", PathW: w[:10], PathBeta: beta},
+	} {
+		if _, err := NewAttention(bad); err == nil {
+			t.Errorf("NewAttention accepted a bad PaTH spec (rotation %q, %d directions)", bad.Rotation, len(bad.PathW))
+		}
+	}
+}

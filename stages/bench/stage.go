@@ -7,6 +7,7 @@ package bench
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -48,17 +49,19 @@ func NewConfig(lengths []int, count int) Config {
 }
 
 type flavour struct {
-	name, rotation  string
-	valueRot, alibi bool
+	name, rotation        string
+	valueRot, alibi, path bool
 }
 
-// flavours cost differently; learned-* run exactly the random-* kernels.
+// flavours cost differently; learned-* run exactly the random-* kernels,
+// and path-fox's gate adds only a bias to path's (its FLOPs are path's).
 var flavours = []flavour{
-	{"nope", "none", false, false},
-	{"rope", "rope", false, false},
-	{"alibi", "none", false, true},
-	{"random-qk", "accumulated", false, false},
-	{"random-qkv", "accumulated", true, false},
+	{"nope", "none", false, false, false},
+	{"rope", "rope", false, false, false},
+	{"alibi", "none", false, true, false},
+	{"random-qk", "accumulated", false, false, false},
+	{"random-qkv", "accumulated", true, false, false},
+	{"path", "none", false, false, true},
 }
 
 // Stage returns the benchmark stage.
@@ -77,7 +80,7 @@ func run(rc *pipeline.RunContext, cfg Config) error {
 	}
 	var txt, md strings.Builder
 	fmt.Fprintf(&txt, "goos: %s\ngoarch: %s\ncpu: %s\nkernel: %s\npkg: routebench/model/native\n", runtime.GOOS, runtime.GOARCH, pipeline.CPUModel(), native.KernelName())
-	fmt.Fprintf(&md, "Native streaming attention (%d heads x d_head %d, causal; FLOPs = 4 L^2/2 d per head), kernel `%s`, GOMAXPROCS %d; median of %d runs; peak = %.0f GFLOP/s (OpenBLAS sgemm, both cores).\n\n| variant | L | GFLOP/s | tokens/s | %% of sgemm peak |\n|---|---|---|---|---|\n",
+	fmt.Fprintf(&md, "Native streaming attention (%d heads x d_head %d, causal; FLOPs = 4 L^2/2 d per head, PaTH's 8 L^2/2 d: its transport doubles the work per pair; PaTH's time includes building each key block's WY form, as the forward pass pays per layer), kernel `%s`, GOMAXPROCS %d; median of %d runs; peak = %.0f GFLOP/s (OpenBLAS sgemm, both cores).\n\n| variant | L | GFLOP/s | tokens/s | %% of sgemm peak |\n|---|---|---|---|---|\n",
 		cfg.Heads, cfg.DHead, native.KernelName(), runtime.GOMAXPROCS(0), cfg.Count, SgemmPeakGFLOPs)
 	total := int64(len(flavours) * len(cfg.Lengths) * cfg.Count)
 	var done int64
@@ -133,6 +136,21 @@ func problem(f flavour, cfg Config, L int) (*nativeeval.Attention, []float32, []
 		spec.Tokens = make([]int32, L)
 		for i := range spec.Tokens {
 			spec.Tokens[i] = int32(r.IntN(V))
+		}
+	}
+	if f.path { // unit directions and betas in (0, 2), as a trained layer's steps
+		spec.PathW, spec.PathBeta = make([]float32, L*D), make([]float32, cfg.Heads*L)
+		for t := 0; t < cfg.Heads*L; t++ {
+			w := spec.PathW[t*cfg.DHead : (t+1)*cfg.DHead]
+			var n float64
+			for c := range w {
+				w[c] = float32(r.NormFloat64())
+				n += float64(w[c]) * float64(w[c])
+			}
+			for c := range w {
+				w[c] /= float32(math.Sqrt(n))
+			}
+			spec.PathBeta[t] = float32(2 * r.Float64())
 		}
 	}
 	att, err := nativeeval.NewAttention(spec)
