@@ -11,6 +11,8 @@ import (
 	"github.com/gomlx/gomlx/backends/simplego"
 	. "github.com/gomlx/gomlx/pkg/core/graph" //nolint:revive // graph code reads best unqualified
 	"github.com/gomlx/gomlx/pkg/core/tensors"
+
+	"routebench/internal/procstat"
 )
 
 // gomlxConfig avoids simplego v0.26.0's executor deadlock (see
@@ -64,7 +66,7 @@ func BenchmarkAttentionGomlx(b *testing.B) {
 			}
 			run() // compile outside the timing
 			b.ResetTimer()
-			cpu0 := cpuSeconds()
+			cpu0 := procstat.CPUSeconds()
 			for b.Loop() {
 				run()
 			}

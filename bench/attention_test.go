@@ -3,10 +3,9 @@ package bench
 import (
 	"fmt"
 	"math/rand/v2"
-	"syscall"
 	"testing"
-	"time"
 
+	"routebench/internal/procstat"
 	"routebench/model/native"
 	"routebench/model/nativeeval"
 )
@@ -57,18 +56,9 @@ func reportAttention(b *testing.B, flops float64, L int, cpu0 float64) {
 	b.ReportMetric(gf, "GFLOP/s")
 	b.ReportMetric(float64(L)/sec, "tokens/s")
 	b.ReportMetric(100*gf/SgemmPeakGFLOPs, "%peak")
-	if cpu := cpuSeconds() - cpu0; cpu > 0 {
+	if cpu := procstat.CPUSeconds() - cpu0; cpu > 0 {
 		b.ReportMetric(flops*float64(b.N)/cpu/1e9, "GFLOP/cpu-s")
 	}
-}
-
-// cpuSeconds is the user+system CPU time of this process so far.
-func cpuSeconds() float64 {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
 }
 
 func BenchmarkAttention(b *testing.B) {
@@ -95,7 +85,7 @@ func BenchmarkAttention(b *testing.B) {
 				qkv, out := randFloats(r, L*3*D), make([]float32, L*D)
 				a.Run(out, qkv, 0) // warm caches and the page tables of out
 				b.ResetTimer()
-				cpu0 := cpuSeconds()
+				cpu0 := procstat.CPUSeconds()
 				for b.Loop() {
 					a.Run(out, qkv, 0)
 				}

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"routebench/internal/procstat"
 	"routebench/model/gomlxeval"
 	"routebench/model/native"
 	"routebench/model/nativeeval"
@@ -67,12 +68,12 @@ func TestForwardChild(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	start, cpu0 := time.Now(), cpuSeconds()
+	start, cpu0 := time.Now(), procstat.CPUSeconds()
 	lps, err := eval(toks)
 	if err != nil {
 		t.Fatal(err)
 	}
-	sec, cpu := time.Since(start).Seconds(), cpuSeconds()-cpu0
+	sec, cpu := time.Since(start).Seconds(), procstat.CPUSeconds()-cpu0
 	var nll float64
 	for _, lp := range lps {
 		nll -= lp

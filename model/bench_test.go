@@ -6,10 +6,10 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
+	"routebench/internal/procstat"
 	"routebench/modelspec"
 )
 
@@ -74,7 +74,7 @@ func benchTrainStep(b *testing.B, trainer, v string) {
 					}
 				}
 			}()
-			cpu0 := cpuSeconds()
+			cpu0 := procstat.CPUSeconds()
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
 				if _, _, err := tr.runStep(1+i, tok, tgt); err != nil {
@@ -82,7 +82,7 @@ func benchTrainStep(b *testing.B, trainer, v string) {
 				}
 			}
 			b.StopTimer()
-			cpu := (cpuSeconds() - cpu0) / float64(b.N)
+			cpu := (procstat.CPUSeconds() - cpu0) / float64(b.N)
 			close(stop)
 			wg.Wait()
 			sec := b.Elapsed().Seconds() / float64(b.N)
@@ -93,14 +93,6 @@ func benchTrainStep(b *testing.B, trainer, v string) {
 			b.ReportMetric(float64(peak.Load())/(1<<20), "peak-heap-MB")
 		}
 	}
-}
-
-func cpuSeconds() float64 {
-	var ru syscall.Rusage
-	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
-		return 0
-	}
-	return float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e9
 }
 
 // BenchmarkStepRatio measures all variants at the cpu profile in one

@@ -12,7 +12,7 @@ import (
 	"sort"
 	"time"
 
-	"routebench/internal/procmem"
+	"routebench/internal/procstat"
 	"routebench/modelspec"
 )
 
@@ -220,7 +220,7 @@ func export(tr engine, c Config, specs []paramSpec, outDir string, start int, hi
 		rep.SpectralGaps = modelspec.SpectralGaps(rep.AngleSigmas)
 	}
 	sp := SpeedReport{ResumedFrom: start, CompileSeconds: median(hist.CompileTime), StepSeconds: median(hist.StepTime),
-		PeakRSSBytes: procmem.PeakRSS(), TimedSteps: len(hist.StepTime)}
+		PeakRSSBytes: procstat.PeakRSS(), TimedSteps: len(hist.StepTime)}
 	if len(hist.StepTime) > 0 {
 		sp.MinStepSeconds = slices.Min(hist.StepTime)
 	}

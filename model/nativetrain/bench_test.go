@@ -5,10 +5,10 @@ import (
 	"math"
 	"math/rand/v2"
 	"runtime"
-	"syscall"
+
 	"testing"
 
-	"routebench/internal/procmem"
+	"routebench/internal/procstat"
 	"routebench/model"
 	"routebench/model/native"
 	"routebench/model/nativetrain"
@@ -50,7 +50,7 @@ func benchStep(b *testing.B, v string, D, L, T, tokens int) {
 	if err := c.Validate(); err != nil {
 		b.Fatal(err)
 	}
-	procmem.ResetPeakRSS()
+	procstat.ResetPeakRSS()
 	tr := nativetrain.NewTestTrainer(b, c, 0)
 	tok, tgt := nativetrain.TestBatch(c, c.Batch, 1)
 	step := func(s int) {
@@ -61,14 +61,14 @@ func benchStep(b *testing.B, v string, D, L, T, tokens int) {
 		}
 	}
 	step(1) // fills the arena and the packing pool
-	cpu0 := cpuSeconds()
+	cpu0 := procstat.CPUSeconds()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		step(2 + i)
 	}
 	b.StopTimer()
 	sec := b.Elapsed().Seconds() / float64(b.N)
-	cpu := (cpuSeconds() - cpu0) / float64(b.N)
+	cpu := (procstat.CPUSeconds() - cpu0) / float64(b.N)
 	runtime.GC() // the live heap: earlier shapes' trainers are garbage
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
@@ -77,7 +77,7 @@ func benchStep(b *testing.B, v string, D, L, T, tokens int) {
 	b.ReportMetric(cpu, "cpu-s/step")
 	b.ReportMetric(float64(tokens)/sec, "tokens/s")
 	b.ReportMetric(model.FlopsPerStep(c)/sec/1e9, "GFLOP/s")
-	b.ReportMetric(float64(procmem.PeakRSS())/(1<<20), "peak-RSS-MB")
+	b.ReportMetric(float64(procstat.PeakRSS())/(1<<20), "peak-RSS-MB")
 	b.ReportMetric(float64(ms.HeapInuse)/(1<<20), "heap-MB")
 }
 
@@ -96,7 +96,7 @@ func BenchmarkGemmPeak(b *testing.B) {
 				bb[i] = float32(r.NormFloat64())
 			}
 			native.MatMul(c, a, bb, m, k, n, false, false, false, 0)
-			cpu0 := cpuSeconds()
+			cpu0 := procstat.CPUSeconds()
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
 				native.MatMul(c, a, bb, m, k, n, false, false, false, 0)
@@ -104,15 +104,7 @@ func BenchmarkGemmPeak(b *testing.B) {
 			b.StopTimer()
 			sec := b.Elapsed().Seconds() / float64(b.N)
 			b.ReportMetric(2*float64(m)*float64(k)*float64(n)/sec/1e9, "GFLOP/s")
-			b.ReportMetric((cpuSeconds()-cpu0)/float64(b.N), "cpu-s/op")
+			b.ReportMetric((procstat.CPUSeconds()-cpu0)/float64(b.N), "cpu-s/op")
 		})
 	}
-}
-
-func cpuSeconds() float64 {
-	var ru syscall.Rusage
-	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
-		return 0
-	}
-	return float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e9
 }

@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"routebench/internal/procstat"
 )
 
 // Benchmarks. Run them alone, e.g.
@@ -93,7 +95,7 @@ func BenchmarkDefaultCorpus(b *testing.B) {
 				b.ReportAllocs()
 				var tokens int64
 				i := 0
-				cpu0 := cpuSeconds()
+				cpu0 := procstat.CPUSeconds()
 				for b.Loop() {
 					out := filepath.Join(b.TempDir(), fmt.Sprint(i))
 					i++
@@ -112,7 +114,7 @@ func BenchmarkDefaultCorpus(b *testing.B) {
 					b.StartTimer()
 				}
 				// CPU seconds include the untimed Open of the output (a few ms).
-				b.ReportMetric((cpuSeconds()-cpu0)/float64(b.N), "cpu-s/run")
+				b.ReportMetric((procstat.CPUSeconds()-cpu0)/float64(b.N), "cpu-s/run")
 				b.ReportMetric(float64(tokens)*float64(b.N)/b.Elapsed().Seconds(), "tokens/s")
 				b.ReportMetric(float64(b.Elapsed())/float64(b.N)/float64(time.Second), "s/run")
 				var ru syscall.Rusage
@@ -125,17 +127,6 @@ func BenchmarkDefaultCorpus(b *testing.B) {
 			})
 		}
 	}
-}
-
-// cpuSeconds is the process's user+system CPU time. With 2 workers on a
-// shared machine, wall time shows how many cores were free; CPU time per
-// run shows whether the parallel version does extra work.
-func cpuSeconds() float64 {
-	var ru syscall.Rusage
-	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
 }
 
 // BenchmarkTrainBatch is the reader's cost per training batch (cpu profile

@@ -1,7 +1,7 @@
-// Package procmem reads this process's memory high-water mark, for the
-// training and benchmark figures that report peak resident memory. It is
-// the one home of the /proc parsing both need.
-package procmem
+// Package procstat reads this process's resource use, for the training
+// and benchmark figures that report peak resident memory and CPU time: the
+// one home of the /proc and getrusage reading they need.
+package procstat
 
 import (
 	"bufio"
@@ -9,6 +9,7 @@ import (
 	"runtime/debug"
 	"strconv"
 	"strings"
+	"syscall"
 )
 
 // PeakRSS is the resident-set high-water mark in bytes (VmHWM, Linux), or
@@ -37,4 +38,15 @@ func PeakRSS() int64 {
 func ResetPeakRSS() {
 	debug.FreeOSMemory()
 	_ = os.WriteFile("/proc/self/clear_refs", []byte("5"), 0)
+}
+
+// CPUSeconds is the process's user + system time so far, in seconds (0
+// where getrusage fails): on a shared machine the steadier cost than wall
+// time.
+func CPUSeconds() float64 {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e9
 }
