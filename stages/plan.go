@@ -15,6 +15,7 @@ import (
 	"routebench/stages/theory"
 	"routebench/stages/tokenize"
 	"routebench/stages/train"
+	"routebench/stages/trainbench"
 )
 
 // ReportStage is the name of the stage whose artifact holds RESULTS.md.
@@ -91,6 +92,7 @@ func build(p Profile) (*pipeline.Plan, []runStages, error) {
 		rep.Seeds, rep.DefaultSeed = p.Seeds, p.Train.Seed
 	}
 	var runs []runStages
+	var timed []modelspec.Config // trainbench: each variant at the profile's seed
 	for _, v := range variants {
 		for _, seed := range seeds {
 			cfg := p.Train
@@ -101,6 +103,9 @@ func build(p Profile) (*pipeline.Plan, []runStages, error) {
 			}
 			if err := cfg.Validate(); err != nil {
 				return nil, nil, fmt.Errorf("profile %s: %w", p.Name, err)
+			}
+			if seed == seeds[0] {
+				timed = append(timed, cfg)
 			}
 			evCfg := evaluate.NewConfig(v, p.Name, cfg.Context, p.LengthMultipliers, p.Windows, p.EvalSeed)
 			evCfg.Protocols = p.EvalProtocols
@@ -137,6 +142,14 @@ func build(p Profile) (*pipeline.Plan, []runStages, error) {
 	in.Theory = th
 	in.Bench = bench.Stage(bench.NewConfig(p.BenchLengths, p.BenchCount))
 	all = append(all, th, in.Bench)
+	if p.TrainBenchRounds > 0 {
+		baseline := "rope"
+		if !slices.Contains(variants, baseline) {
+			baseline = variants[0]
+		}
+		in.TrainBench = trainbench.Stage(trainbench.Config{Runs: timed, Baseline: baseline, Rounds: p.TrainBenchRounds, Steps: p.TrainBenchSteps})
+		all = append(all, in.TrainBench)
+	}
 	all = append(all, report.Stage(rep, in))
 	plan, err := pipeline.NewPlan(p.Name, all)
 	return plan, runs, err

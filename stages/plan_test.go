@@ -15,6 +15,9 @@ import (
 
 	"routebench/artifacts"
 	"routebench/pipeline"
+	"routebench/stages/bench"
+	"routebench/stages/report"
+	"routebench/stages/trainbench"
 )
 
 // These tests run real (reduced) smoke plans, so they need the default
@@ -223,6 +226,16 @@ func TestEvalLengthsKeepShardsAndModels(t *testing.T) {
 		}
 		if keys[0]["tokenize"] == "" || evaluated == 0 || len(keys[0]) != 1+2*evaluated {
 			t.Fatalf("%s: keys of %v, want tokenize and a train and evaluate stage per variant", profile, keys[0])
+		}
+	}
+}
+
+// The report reads the measurement stages' tables by file name without
+// importing them (their code would salt its key): the names must agree.
+func TestReportReadsProducersFiles(t *testing.T) {
+	for _, c := range [][2]string{{report.BenchMarkdown, bench.MarkdownFile}, {report.TrainBenchMarkdown, trainbench.MarkdownFile}} {
+		if c[0] != c[1] {
+			t.Errorf("the report reads %q, the stage writes %q", c[0], c[1])
 		}
 	}
 }

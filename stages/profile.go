@@ -65,6 +65,12 @@ type Profile struct {
 	// Kernel benchmarks
 	BenchCount   int   `json:"bench_count"`   // repetitions of each kernel benchmark
 	BenchLengths []int `json:"bench_lengths"` // attention lengths benchmarked
+	// Step-time benchmark (stage trainbench): train_bench_rounds
+	// interleaved rounds of train_bench_steps optimizer steps of every
+	// variant at the training shape, ratios to rope; 0 rounds leaves the
+	// stage out.
+	TrainBenchRounds int `json:"train_bench_rounds"`
+	TrainBenchSteps  int `json:"train_bench_steps"`
 }
 
 // trainDefaults are the hyperparameters every built-in profile shares.
@@ -115,15 +121,17 @@ func builtin() map[string]Profile {
 		"smoke": {
 			Name: "smoke", Tokenizer: "bytes", Train: smoke,
 			LengthMultipliers: []int{1, 2, 4, 8}, Windows: 4, EvalSeed: 7, EvalProtocols: []string{"sliding:16"},
-			Theory: theory.SmokeConfig(), BenchCount: 1, BenchLengths: []int{1024},
+			Theory: theory.SmokeConfig(), BenchCount: 1, BenchLengths: []int{1024}, TrainBenchRounds: 2, TrainBenchSteps: 1,
 		},
 		"cpu": {
 			Name: "cpu", Tokenizer: "bytes", Train: cpu, Seeds: []uint64{1, 2, 3},
 			LengthMultipliers: long, Windows: 16, EvalSeed: 7, EvalProtocols: []string{"sliding:64"}, Theory: theory.CPUConfig(), BenchCount: 5, BenchLengths: []int{1024, 4096},
+			TrainBenchRounds: 7, TrainBenchSteps: 3,
 		},
 		"paper": {
 			Name: "paper", Tokenizer: "gpt2", Train: paper,
 			LengthMultipliers: long, Windows: 16, EvalSeed: 7, EvalProtocols: []string{"sliding:256"}, Theory: theory.CPUConfig(), BenchCount: 5, BenchLengths: []int{1024, 4096},
+			TrainBenchRounds: 3, TrainBenchSteps: 2,
 		},
 	}
 }
@@ -235,6 +243,9 @@ func (p Profile) validate() error {
 	}
 	if p.BenchCount <= 0 || len(p.BenchLengths) == 0 {
 		return fmt.Errorf("profile %s: bench_count %d and bench_lengths %v must be positive/non-empty", p.Name, p.BenchCount, p.BenchLengths)
+	}
+	if p.TrainBenchRounds < 0 || (p.TrainBenchRounds > 0 && p.TrainBenchSteps <= 0) {
+		return fmt.Errorf("profile %s: train_bench_rounds %d must be >= 0 and, above 0, train_bench_steps %d positive", p.Name, p.TrainBenchRounds, p.TrainBenchSteps)
 	}
 	for i, s := range p.Seeds {
 		if slices.Contains(p.Seeds[:i], s) {

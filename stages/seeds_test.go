@@ -69,7 +69,7 @@ func TestSeedsExpansion(t *testing.T) {
 	p := seedProfile(t)
 	corpus := p.Corpus
 	plain := buildOK(t, p)
-	wantPlain := []string{"tokenize", "train/rope", "evaluate/rope", "train/alibi", "evaluate/alibi", "theory", "bench", "report"}
+	wantPlain := []string{"tokenize", "train/rope", "evaluate/rope", "train/alibi", "evaluate/alibi", "theory", "bench", "trainbench", "report"}
 	if got := stageNames(plain); !slices.Equal(got, wantPlain) {
 		t.Fatalf("no seeds: stages %v, want %v", got, wantPlain)
 	}
@@ -83,7 +83,7 @@ func TestSeedsExpansion(t *testing.T) {
 	three.Corpus = corpus
 	plan := buildOK(t, three)
 	want := []string{"tokenize", "train/rope", "evaluate/rope", "train/rope@seed2", "evaluate/rope@seed2", "train/rope@seed3", "evaluate/rope@seed3",
-		"train/alibi", "evaluate/alibi", "train/alibi@seed2", "evaluate/alibi@seed2", "train/alibi@seed3", "evaluate/alibi@seed3", "theory", "bench", "report"}
+		"train/alibi", "evaluate/alibi", "train/alibi@seed2", "evaluate/alibi@seed2", "train/alibi@seed3", "evaluate/alibi@seed3", "theory", "bench", "trainbench", "report"}
 	if got := stageNames(plan); !slices.Equal(got, want) {
 		t.Fatalf("seeds [1 2 3]: stages %v, want %v", got, want)
 	}
@@ -159,8 +159,8 @@ func TestSeedsWithEvalCorpus(t *testing.T) {
 		}
 	}
 	rep, _ := plan.Stage("report")
-	if len(rep.Inputs) != 4*3+2 { // 4 runs x (train, evaluate, evaluate@other) + theory + bench
-		t.Errorf("report reads %d inputs, want 14", len(rep.Inputs))
+	if len(rep.Inputs) != 4*3+3 { // 4 runs x (train, evaluate, evaluate@other) + theory + bench + trainbench
+		t.Errorf("report reads %d inputs, want 15", len(rep.Inputs))
 	}
 	for _, s := range plan.Stages {
 		if c, ok := s.Config.(evaluate.Config); ok && strings.HasSuffix(s.Name, "@other") {

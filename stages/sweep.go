@@ -16,6 +16,7 @@ import (
 	"routebench/stages/report"
 	"routebench/stages/study"
 	"routebench/stages/theory"
+	"routebench/stages/trainbench"
 )
 
 // A sweep file: a base profile, overrides, and axes of --set keys with
@@ -183,9 +184,10 @@ func (sw *Sweep) pointProfile(p sweepPoint) (Profile, error) {
 func (sw *Sweep) PlanName() string { return "sweep-" + sw.Name }
 
 // skippedKinds are the kinds a sweep leaves out of each point's plan: the
-// theory and bench stages do not depend on what a sweep varies, and each
+// theory and bench stages do not depend on what a sweep varies, the step
+// timings (trainbench) would time every point's shape again, and each
 // point's report would be a RESULTS.md per point; the study replaces them.
-var skippedKinds = map[string]bool{report.Kind: true, theory.Kind: true, bench.Kind: true}
+var skippedKinds = map[string]bool{report.Kind: true, theory.Kind: true, bench.Kind: true, trainbench.Kind: true}
 
 // BuildSweep assembles a sweep's plan: each point's stages (but the
 // skipped kinds), one stage where points share it, and the study stage.

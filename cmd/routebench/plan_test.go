@@ -67,10 +67,10 @@ func TestPlanJSON(t *testing.T) {
 	}
 	args := []string{"--profile", "smoke", "--corpus", corpus, "--set", "variants=rope,alibi", "--set", `train.steps=3`, "--set", `bench_lengths=[64]`, "--store", filepath.Join(dir, "store")}
 	out := planFor(t, args...)
-	if out.Profile != "smoke" || out.Levels != 4 || len(out.Stages) != 8 {
-		t.Fatalf("plan: profile %s, %d levels, %d stages; want smoke, 4, 8", out.Profile, out.Levels, len(out.Stages))
+	if out.Profile != "smoke" || out.Levels != 4 || len(out.Stages) != 9 {
+		t.Fatalf("plan: profile %s, %d levels, %d stages; want smoke, 4, 9", out.Profile, out.Levels, len(out.Stages))
 	}
-	wantLevel := map[string]int{"tokenize": 0, "theory": 0, "bench": 0, "train/rope": 1, "train/alibi": 1, "evaluate/rope": 2, "evaluate/alibi": 2, "report": 3}
+	wantLevel := map[string]int{"tokenize": 0, "theory": 0, "bench": 0, "trainbench": 0, "train/rope": 1, "train/alibi": 1, "evaluate/rope": 2, "evaluate/alibi": 2, "report": 3}
 	keys := statusKeys(t, args...)
 	for _, s := range out.Stages {
 		if s.Level != wantLevel[s.Name] {

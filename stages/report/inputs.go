@@ -7,19 +7,24 @@ import (
 
 type evalResult = evaluate.Result
 
-// Files the report reads from the theory and bench artifacts.
+// Files the report reads from the theory and measurement artifacts. The
+// report does not import the measuring stages (their code would salt its
+// key); stages.TestReportReadsProducersFiles checks the names agree.
 const (
-	TheoryMarkdown = "theory.md"
-	BenchMarkdown  = "bench.md"
+	TheoryMarkdown     = "theory.md"
+	BenchMarkdown      = "bench.md"      // bench.MarkdownFile
+	TrainBenchMarkdown = "trainbench.md" // trainbench.MarkdownFile
 )
 
-// readBench returns the bench stage's markdown table, if the plan has one.
-func readBench(rc *pipeline.RunContext) (string, error) {
-	art, ok := rc.Inputs[benchInput]
+// readMarkdown returns a measurement stage's markdown table (bench.md of
+// the bench input, trainbench.md of trainbench's), or "" where the plan
+// has no such input.
+func readMarkdown(rc *pipeline.RunContext, input, file string) (string, error) {
+	art, ok := rc.Inputs[input]
 	if !ok {
 		return "", nil
 	}
-	b, err := art.ReadFile(BenchMarkdown)
+	b, err := art.ReadFile(file)
 	if err != nil {
 		return "", err
 	}

@@ -15,7 +15,7 @@ import (
 
 // render writes RESULTS.md: vs are the runs (a variant at a seed), g the
 // same arranged over seeds.
-func render(rc *pipeline.RunContext, cfg Config, vs []*variantData, g seedGroups, theory, bench string) string {
+func render(rc *pipeline.RunContext, cfg Config, vs []*variantData, g seedGroups, theory, bench, steps string) string {
 	var b strings.Builder
 	p := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
 	p("# routebench results: profile `%s`\n\n", cfg.Profile)
@@ -47,6 +47,9 @@ func render(rc *pipeline.RunContext, cfg Config, vs []*variantData, g seedGroups
 	}
 	renderEvalCorpora(&b, cfg, vs)
 	renderTraining(&b, vs)
+	if steps != "" {
+		p("### Step time by variant (stage `trainbench`)\n\n%s\n", steps)
+	}
 	if theory != "" {
 		p("## Theory checks (stage `theory`)\n\n%s\n", theory)
 	}

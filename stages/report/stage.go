@@ -42,6 +42,7 @@ type Config struct {
 type Inputs struct {
 	Train, Evaluate map[string]*pipeline.Stage // by run name (RunName)
 	Theory, Bench   *pipeline.Stage            // may be nil
+	TrainBench      *pipeline.Stage            // may be nil
 	EvalCorpora     []EvalCorpus               // in Config.EvalCorpora's order
 }
 
@@ -87,8 +88,9 @@ func evalInput(v string) string  { return "evaluate-" + v }
 func corpusEvalInput(v, c string) string { return "evaluate-" + v + "@" + c }
 
 const (
-	theoryInput = "theory"
-	benchInput  = "bench"
+	theoryInput     = "theory"
+	benchInput      = "bench"
+	trainBenchInput = "trainbench"
 )
 
 // Stage returns the report stage.
@@ -112,6 +114,9 @@ func Stage(cfg Config, in Inputs) *pipeline.Stage {
 	}
 	if in.Bench != nil {
 		inputs = append(inputs, pipeline.Input{Name: benchInput, Stage: in.Bench})
+	}
+	if in.TrainBench != nil {
+		inputs = append(inputs, pipeline.Input{Name: trainBenchInput, Stage: in.TrainBench})
 	}
 	return &pipeline.Stage{
 		Name: Kind, Kind: Kind, Config: cfg, Inputs: inputs,
@@ -228,11 +233,15 @@ func run(rc *pipeline.RunContext, cfg Config) error {
 	if err != nil {
 		return err
 	}
-	bench, err := readBench(rc)
+	bench, err := readMarkdown(rc, benchInput, BenchMarkdown)
 	if err != nil {
 		return err
 	}
-	md := render(rc, cfg, vs, seeds, theory, bench)
+	steps, err := readMarkdown(rc, trainBenchInput, TrainBenchMarkdown)
+	if err != nil {
+		return err
+	}
+	md := render(rc, cfg, vs, seeds, theory, bench, steps)
 	return os.WriteFile(filepath.Join(rc.OutDir, ResultsFile), []byte(md), 0o644)
 }
 
