@@ -8,8 +8,8 @@ import (
 
 func TestVariantsRegistryOrder(t *testing.T) {
 	want := "nope rope alibi random-qk random-qkv random-qkv-alibi learned-qk learned-qkv"
-	if got := strings.Join(DefaultVariants(), " "); got != want {
-		t.Fatalf("DefaultVariants() = %q, want %q", got, want)
+	if got := strings.Join(DefaultVariants(), " "); got != want+" path path-fox" {
+		t.Fatalf("DefaultVariants() = %q, want %q", got, want+" path path-fox")
 	}
 	if got, all := strings.Join(Variants(), " "), want+" learned-qk-randinit learned-qkv-randinit path path-fox"; got != all {
 		t.Fatalf("Variants() = %q, want %q", got, all)

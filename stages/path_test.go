@@ -1,16 +1,14 @@
 package stages
 
 import (
-	"strings"
 	"testing"
 
 	"routebench/modelspec"
 )
 
-// PaTH variants are opt-in: no profile trains them by default; named with
-// --set variants=..., they train with the native trainer like every other
-// variant on the Go backend.
-func TestPathVariantsOptIn(t *testing.T) {
+// PaTH variants are in the default set, and they train with the native
+// trainer like every other variant on the Go backend (gomlx on request).
+func TestPathVariantsDefault(t *testing.T) {
 	if got := trainerFor("go", "path"); got != modelspec.TrainerNative {
 		t.Errorf("trainerFor(go, path) = %q, want native", got)
 	}
@@ -25,18 +23,10 @@ func TestPathVariantsOptIn(t *testing.T) {
 	if err != nil {
 		t.Skipf("default corpus not available (run `make corpus`): %v", err)
 	}
-	for _, s := range plan.Stages {
-		if strings.Contains(s.Name, "path") {
-			t.Errorf("the cpu profile's default plan has %s", s.Name)
+	for _, want := range []string{"train/path", "train/path-fox@seed3", "evaluate/path-fox"} {
+		if _, ok := plan.Stage(want); !ok {
+			t.Errorf("the cpu profile's default plan has no %s", want)
 		}
-	}
-	p, err := LoadProfileWith("cpu", Overrides{Set: []string{"variants=rope,path,path-fox"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	plan, err = Build(p)
-	if err != nil {
-		t.Fatal(err)
 	}
 	trainers := map[string]string{}
 	for _, s := range plan.Stages {
@@ -49,7 +39,7 @@ func TestPathVariantsOptIn(t *testing.T) {
 			t.Errorf("resolved trainers %v, want native for %s", trainers, v)
 		}
 	}
-	p, err = LoadProfileWith("cpu", Overrides{Set: []string{"variants=path", "train.trainer=gomlx"}})
+	p, err := LoadProfileWith("cpu", Overrides{Set: []string{"variants=path", "train.trainer=gomlx"}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -108,8 +108,8 @@ func TestSeedsExpansion(t *testing.T) {
 				t.Errorf("%s trains with seed %d, want %d", s.Name, c.Seed, want)
 			}
 		case report.Config:
-			if !slices.Equal(c.Seeds, []uint64{1, 2, 3}) || c.DefaultSeed != 1 || len(s.Inputs) != 12+2 {
-				t.Errorf("report: seeds %v default %d, %d inputs; want [1 2 3], 1, 12 runs' + theory + bench", c.Seeds, c.DefaultSeed, len(s.Inputs))
+			if !slices.Equal(c.Seeds, []uint64{1, 2, 3}) || c.DefaultSeed != 1 || len(s.Inputs) != 12+3 {
+				t.Errorf("report: seeds %v default %d, %d inputs; want [1 2 3], 1, 12 runs' + theory + bench + trainbench", c.Seeds, c.DefaultSeed, len(s.Inputs))
 			}
 		case evaluate.Config:
 			evalWindows = append(evalWindows, c.Seed)

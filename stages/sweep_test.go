@@ -74,7 +74,7 @@ func TestSweepExpansionKeys(t *testing.T) {
 		}
 		pk := structKeys(t, buildOK(t, prof))
 		for name, k := range pk {
-			if name == "theory" || name == "bench" || name == "report" {
+			if name == "theory" || name == "bench" || name == "trainbench" || name == "report" {
 				continue
 			}
 			swName := pt.label + "/" + name

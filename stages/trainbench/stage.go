@@ -156,7 +156,7 @@ func markdown(cfg Config, res []Result) string {
 	if cfg.Rounds > 1 {
 		interval = fmt.Sprintf("in brackets the range over rounds, a %.1f%% interval for the median ratio", 100*(1-2/float64(uint64(1)<<min(cfg.Rounds, 62))))
 	}
-	fmt.Fprintf(&b, "One optimizer step of each variant at the profile's shape (d_model %d, %d layers, %d heads, context %d, batch %d), timed in %d interleaved rounds of %d steps, each round in a rotated order, GOMAXPROCS %d; from initial weights on a fixed random batch. Ratios are to `%s` in the same round; medians over rounds, %s. CPU time (user + system) is the steadier figure on a shared machine.\n\n",
+	fmt.Fprintf(&b, "One optimizer step of each variant at the profile's shape (d_model %d, %d layers, %d heads, context %d, batch %d), timed in %d interleaved rounds of %d step(s), each round in a rotated order, GOMAXPROCS %d; from initial weights on a fixed random batch. Ratios are to `%s` in the same round; medians over rounds, %s. CPU time (user + system) is the steadier figure on a shared machine.\n\n",
 		c.DModel, c.Layers, c.Heads, c.Context, c.Batch, cfg.Rounds, cfg.Steps, runtime.GOMAXPROCS(0), cfg.Baseline, interval)
 	fmt.Fprintf(&b, "| variant | trainer | s/step | CPU-s/step | CPU / %s | wall / %s |\n|---|---|---|---|---|---|\n", cfg.Baseline, cfg.Baseline)
 	for _, r := range res {
