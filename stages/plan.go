@@ -35,7 +35,7 @@ func vocabOf(tok string) int {
 // Build assembles the plan of a profile:
 //
 //	tokenize -> train/<v> -> evaluate/<v> -> report
-//	theory, bench ------------------------->
+//	theory, bench, trainbench ------------->
 //
 // With seeds, each variant has a train and an evaluate stage per seed
 // (train/<v>@seed<N>, the profile's train.seed unsuffixed).
