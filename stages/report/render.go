@@ -91,7 +91,7 @@ func renderHeader(b *strings.Builder, rc *pipeline.RunContext, cfg Config) {
 
 // renderMainTable: one row per variant, its ratios with their intervals:
 // the window bootstrap's for one seed, over seeds (seeds: the t-interval
-// of the seed mean, see seeds.go) for several.
+// of the geometric seed mean on the log scale, see seeds.go) for several.
 func renderMainTable(b *strings.Builder, vs []*variantData, T int, seeds []uint64) {
 	var mults []int
 	for _, v := range vs {
@@ -103,8 +103,8 @@ func renderMainTable(b *strings.Builder, vs []*variantData, T int, seeds []uint6
 		}
 	}
 	if len(seeds) > 1 {
-		fmt.Fprintf(b, "Cells: the mean over %d training seeds (%s) of each seed's ratio, with the %.0f%% Student-t interval of that mean over seeds "+
-			"(mean -+ t(n-1) sd / sqrt(n), n = %d): the spread from training noise, given the evaluation windows, which are the same for every model. "+
+		fmt.Fprintf(b, "Cells: the geometric mean over %d training seeds (%s) of each seed's ratio (and PPL), with the %.0f%% Student-t interval of that mean over seeds "+
+			"on the log scale (exp(mean log -+ t(n-1) sd(log) / sqrt(n)), n = %d; it stays above 0 and is asymmetric): the spread from training noise, given the evaluation windows, which are the same for every model. "+
 			"Each seed's own ratio with its window bootstrap interval is in the next table; the two are not folded into one interval. T = %d tokens.\n\n| variant | PPL at T |",
 			len(seeds), seedList(seeds), 100*SeedConfidence, len(seeds), T)
 	} else {
@@ -186,7 +186,7 @@ func seedList(seeds []uint64) string {
 func renderClaims(b *strings.Builder, g seedGroups) {
 	b.WriteString("## Claims\n\n")
 	if len(g.seeds) > 1 {
-		fmt.Fprintf(b, "Judged over %d seeds: a claim's verdict is its criterion applied to the seed means, the intervals compared being the %.0f%% t-intervals over seeds "+
+		fmt.Fprintf(b, "Judged over %d seeds: a claim's verdict is its criterion applied to the seeds' geometric means, the intervals compared being the %.0f%% log-scale t-intervals over seeds "+
 			"(a claim every seed reproduces on its own can still fail when the seeds scatter more than the effect); the numbers say how many seeds reproduce it on their own, with their window bootstrap intervals.\n\n",
 			len(g.seeds), 100*SeedConfidence)
 	}

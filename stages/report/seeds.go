@@ -18,6 +18,10 @@ import (
 // They combine as OverSeeds says: the per-seed point estimates are
 // averaged, and the interval is a Student-t interval over seeds; the
 // per-seed bootstrap intervals are reported beside it, not folded in.
+// Perplexities and their ratios are positive and scale multiplicatively,
+// so they combine on the log scale (GeoOverSeeds): the geometric mean with
+// the t-interval of the logs, mapped back, which never reaches below 0 as
+// the linear interval of 2 or 3 seeds can.
 
 // SeedSuffix is the one home of a seeded run's name: a variant trained
 // with the profile's own seed (train.seed) keeps its plain stage names
@@ -69,6 +73,23 @@ func OverSeeds(x []float64) Spread {
 	return s
 }
 
+// GeoOverSeeds is OverSeeds on the log scale for positive x: Mean is the
+// geometric mean, Lo and Hi the t-interval of log x mapped back by exp
+// (so Lo > 0 and Lo <= Mean <= Hi), SD the standard deviation of log x.
+// A value <= 0 gives NaNs: a PPL or ratio is never one.
+func GeoOverSeeds(x []float64) Spread {
+	logs := make([]float64, len(x))
+	for i, v := range x {
+		if v <= 0 {
+			return Spread{N: len(x), Mean: math.NaN(), SD: math.NaN(), Lo: math.NaN(), Hi: math.NaN()}
+		}
+		logs[i] = math.Log(v)
+	}
+	s := OverSeeds(logs)
+	s.Mean, s.Lo, s.Hi = math.Exp(s.Mean), math.Exp(s.Lo), math.Exp(s.Hi)
+	return s
+}
+
 // interval is the spread as an evaluate.Interval (value, lo, hi), the
 // shape the claims and tables read.
 func (s Spread) interval() evaluate.Interval {
@@ -76,8 +97,9 @@ func (s Spread) interval() evaluate.Interval {
 }
 
 // CombineSeeds is one variant's results over seeds as one Result: each
-// length's PPL and ratio are the mean over seeds with the t-interval over
-// seeds (in place of the bootstrap interval), the far masses, entropy and
+// length's PPL and ratio are the geometric mean over seeds with the
+// log-scale t-interval over seeds (GeoOverSeeds, in place of the bootstrap
+// interval), the far masses, entropy and
 // bucket losses are means over seeds (the per-head range the widest over
 // seeds); window losses are dropped (they belong to one model). One run is
 // returned as it is. The runs must share one protocol (lengths and
@@ -104,7 +126,7 @@ func CombineSeeds(runs []*evaluate.Result) (*evaluate.Result, error) {
 			entropy = append(entropy, r.Lengths[i].Entropy)
 		}
 		c := l
-		c.PPL, c.Ratio = OverSeeds(ppl).interval(), OverSeeds(ratio).interval()
+		c.PPL, c.Ratio = GeoOverSeeds(ppl).interval(), GeoOverSeeds(ratio).interval()
 		c.Entropy = OverSeeds(entropy).Mean
 		c.WindowLoss = nil
 		c.StepGaps = nil // one model's steps; RESULTS.md lists them per run (pathgap.go)
@@ -147,7 +169,7 @@ func lengthList(r *evaluate.Result) string {
 
 // ClaimsOverSeeds judges the claims over seeds. perSeed holds each seed's
 // results by variant (seed i of every variant in perSeed[i]). A claim's
-// verdict is its verdict on the seed means (CombineSeeds: the intervals the
+// verdict is its verdict on the seeds' geometric means (CombineSeeds: the intervals the
 // criteria compare are then the t-intervals over seeds), and its evidence
 // adds how many seeds reproduce it on their own (with their bootstrap
 // intervals). With one seed this is Claims.
@@ -179,7 +201,7 @@ func ClaimsOverSeeds(perSeed []map[string]*evaluate.Result, seeds []uint64) ([]C
 	}
 	for k := range claims {
 		c := &claims[k]
-		c.Criterion = fmt.Sprintf("over %d seeds, on the seed means with %.0f%% t-intervals: %s", len(perSeed), 100*SeedConfidence, c.Criterion)
+		c.Criterion = fmt.Sprintf("over %d seeds, on the seeds' geometric means with %.0f%% log-scale t-intervals: %s", len(perSeed), 100*SeedConfidence, c.Criterion)
 		if c.Verdict == "NOT TESTED" {
 			continue
 		}
@@ -191,7 +213,7 @@ func ClaimsOverSeeds(perSeed []map[string]*evaluate.Result, seeds []uint64) ([]C
 			}
 			each = append(each, fmt.Sprintf("seed %d %s", seeds[i], per[i][k].Verdict))
 		}
-		c.Evidence = fmt.Sprintf("seed mean %s; %d of %d seeds reproduce it alone (%s)", c.Evidence, n, len(perSeed), strings.Join(each, ", "))
+		c.Evidence = fmt.Sprintf("geometric seed mean %s; %d of %d seeds reproduce it alone (%s)", c.Evidence, n, len(perSeed), strings.Join(each, ", "))
 	}
 	return claims, nil
 }

@@ -29,7 +29,8 @@ func TestOverSeedsByHand(t *testing.T) {
 	}
 }
 
-// CombineSeeds puts the seed mean and its t-interval where the bootstrap
+// CombineSeeds puts the geometric seed mean and its log-scale t-interval
+// (GeoOverSeeds, checked by hand above) where the bootstrap
 // interval was, averages the far mass and bucket losses, keeps one run as
 // it is, and refuses runs of different lengths.
 func TestCombineSeeds(t *testing.T) {
@@ -45,8 +46,10 @@ func TestCombineSeeds(t *testing.T) {
 		t.Fatal(err)
 	}
 	l := c.Lengths[2]
-	if !near(l.Ratio.Value, 1.3) || !near(l.Ratio.Lo, 1.3-0.248414) || !near(l.Ratio.Hi, 1.3+0.248414) {
-		t.Errorf("combined ratio at 128T %v, want 1.3 [1.051586, 1.548414]", l.Ratio)
+	// logs of 1.2, 1.4, 1.3 with t(2) 4.302653 (computed apart, in Python):
+	// 1.29743 [1.07130, 1.57129].
+	if !near(l.Ratio.Value, math.Cbrt(1.2*1.4*1.3)) || math.Abs(l.Ratio.Lo-1.07130) > 1e-5 || math.Abs(l.Ratio.Hi-1.57129) > 1e-5 {
+		t.Errorf("combined ratio at 128T %v, want 1.29743 [1.07130, 1.57129]", l.Ratio)
 	}
 	if f, _ := farAt(l.FarMass, 128); !near(f.Mean, 0.6) || !near(l.Buckets[0].Loss, 6) || l.WindowLoss != nil {
 		t.Errorf("combined far mass %v, bucket loss %v, window losses %v; want 0.6, 6 and none", f.Mean, l.Buckets[0].Loss, l.WindowLoss)
@@ -94,17 +97,17 @@ func valueTransport(t *testing.T, qkv, qk []float64) Claim {
 // The verdict is the criterion on the seed means with t-intervals, and the
 // evidence counts the seeds that reproduce it alone.
 func TestClaimsOverSeeds(t *testing.T) {
-	// Seed means: qkv 1.11 [1.0852, 1.1348], qk 1.30 [1.1758, 1.4242]: disjoint.
+	// Geometric seed means: qkv 1.110 [1.085, 1.135], qk 1.299 [1.181, 1.430]: disjoint.
 	// Seed 3 alone: qkv 1.11 [1.10, 1.12] vs qk 1.25 [1.24, 1.26]: reproduced too;
 	// seed 2 alone: qkv 1.12 [1.11, 1.13] vs qk 1.35: reproduced.
 	c := valueTransport(t, []float64{1.10, 1.12, 1.11}, []float64{1.30, 1.35, 1.25})
 	if c.Verdict != "REPRODUCED" || !strings.Contains(c.Evidence, "3 of 3 seeds") || !strings.Contains(c.Criterion, "over 3 seeds") {
 		t.Errorf("clear effect: %s, %q, %q", c.Verdict, c.Criterion, c.Evidence)
 	}
-	if !strings.Contains(c.Evidence, "1.110 [1.085, 1.135]") || !strings.Contains(c.Evidence, "1.300 [1.176, 1.424]") {
+	if !strings.Contains(c.Evidence, "1.110 [1.085, 1.135]") || !strings.Contains(c.Evidence, "1.299 [1.181, 1.430]") {
 		t.Errorf("evidence does not quote the seed means with their t-intervals: %q", c.Evidence)
 	}
-	// qk scatters: 1.30, 1.16, 1.44 -> mean 1.30, sd 0.14, t-interval [0.952, 1.648],
+	// qk scatters: 1.30, 1.16, 1.44 -> geometric mean 1.295, log-scale t-interval [0.990, 1.694],
 	// which overlaps qkv's although every seed alone reproduces the claim.
 	c = valueTransport(t, []float64{1.10, 1.12, 1.11}, []float64{1.30, 1.16, 1.44})
 	if c.Verdict != "NOT REPRODUCED" || !strings.Contains(c.Evidence, "3 of 3 seeds") {
@@ -129,5 +132,26 @@ func TestClaimsOverSeeds(t *testing.T) {
 func TestSeedSuffix(t *testing.T) {
 	if SeedSuffix(1, 1) != "" || SeedSuffix(2, 1) != "@seed2" || RunName("rope", 3, 1) != "rope@seed3" || RunName("rope", 1, 1) != "rope" {
 		t.Fatal("run names: the profile's seed is unsuffixed, others @seed<N>")
+	}
+}
+
+// GeoOverSeeds by hand: logs of (1, e^2) are (0, 2), mean 1, sd sqrt 2,
+// t(1, 0.975) = 12.7062047: the interval exp(1 -+ 12.7062047), positive
+// where OverSeeds(1, e^2) reaches below 0; a non-positive value is NaN.
+func TestGeoOverSeedsByHand(t *testing.T) {
+	x := []float64{1, math.Exp(2)}
+	s := GeoOverSeeds(x)
+	half := 12.706204736174698 * math.Sqrt(2) / math.Sqrt(2)
+	if math.Abs(s.Mean-math.E) > 1e-12 || math.Abs(s.Lo-math.Exp(1-half)) > 1e-12 || math.Abs(s.Hi-math.Exp(1+half)) > 1e-6*math.Exp(1+half) {
+		t.Fatalf("GeoOverSeeds(1, e^2) = %+v; want mean e, [exp(1-%g), exp(1+%g)]", s, half, half)
+	}
+	if lin := OverSeeds(x); lin.Lo >= 0 || s.Lo <= 0 {
+		t.Fatalf("linear lo %g (want < 0 here), log-scale lo %g (want > 0)", lin.Lo, s.Lo)
+	}
+	if s := GeoOverSeeds([]float64{1.2, 0}); !math.IsNaN(s.Mean) || !math.IsNaN(s.Lo) {
+		t.Fatalf("GeoOverSeeds with a 0: %+v, want NaNs", s)
+	}
+	if s := GeoOverSeeds([]float64{1.7}); s.Mean != 1.7 || !math.IsNaN(s.Lo) {
+		t.Fatalf("one seed: %+v", s)
 	}
 }
