@@ -39,8 +39,8 @@ func render(cfg Config, pts []pointSummary, plots []studyPlot) string {
 	p("| points | %d (the cartesian product of the axes) |\n| seeds | %s |\n| trained models | %d |\n", len(pts), seedList(cfg.Seeds), models)
 	p("| wall time (train + evaluate, as recorded when each stage last ran) | %s |\n\n", time.Duration(wall*float64(time.Second)).Round(time.Second))
 	if len(cfg.Seeds) > 1 {
-		p("Intervals: each value is the mean over the %d training seeds of each seed's own ratio, with the %.0f%% Student-t interval of that mean over seeds "+
-			"(mean -+ t(n-1) sd / sqrt(n)): training noise, on the same evaluation windows for every model (report.CombineSeeds). "+
+		p("Intervals: each value is the geometric mean over the %d training seeds of each seed's own ratio, with the %.0f%% Student-t interval of that mean over seeds "+
+			"on the log scale (exp(mean log -+ t(n-1) sd(log) / sqrt(n))): training noise, on the same evaluation windows for every model (report.CombineSeeds). "+
 			"The per-seed columns give each seed's ratio with its window bootstrap interval.\n\n", len(cfg.Seeds), 100*report.SeedConfidence)
 	} else {
 		p("Intervals: one training seed, so each interval is the 95%% window bootstrap interval of that one model; training noise is not covered (set `seeds`).\n\n")
