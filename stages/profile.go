@@ -81,8 +81,8 @@ func trainDefaults() modelspec.Config {
 // cpuStepsNote justifies the cpu profile's 400 steps; it is copied into train.json.
 const cpuStepsNote = "cpu profile: 400 steps x 16 windows x 128 tokens (819K tokens), the pilot's model, kept so that " +
 	"the native and the gomlx trainer can be compared (the pilot showed the paper's ordering after 400 steps). " +
-	"BenchmarkTrainStep (2 cores, 2026-12-01, loaded): native 0.11-0.12 CPU-s/step for the 7 default variants " +
-	"(~50 s of CPU per variant), gomlx 0.8-1.0 s/step idle (~6 min per variant)."
+	"The native trainer's step time of each variant, and its ratio to rope's, is the trainbench stage's " +
+	"(RESULTS.md, Training); gomlx took 0.8-1.0 s/step idle (~6 min per variant)."
 
 // builtin returns the built-in profiles (fresh values: callers may modify them).
 //
@@ -90,8 +90,8 @@ const cpuStepsNote = "cpu profile: 400 steps x 16 windows x 128 tokens (819K tok
 //     differ by percents, enough for the CI gate to see a change to one.
 //   - cpu: the pilot's model (d 128, 2 layers, 4 heads, T 128, batch 16, byte
 //     tokens), kept so that the two trainers compare; with the native trainer
-//     the 8 default variants x 3 seeds (so that no claim rests on one seed)
-//     cost ~1 minute of 2 cores each, training and evaluation.
+//     every default variant x 3 seeds (so that no claim rests on one seed)
+//     costs ~1 minute of 2 cores each, training and evaluation (PaTH more).
 //   - paper: the paper's 16 x 768, 12 heads, context 512, GPT-2 vocabulary; for GPUs.
 func builtin() map[string]Profile {
 	smoke := trainDefaults()
