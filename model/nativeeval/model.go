@@ -29,7 +29,7 @@ type layer struct {
 	b1           []float32
 	w2           *native.PackedB // F x D
 	b2           []float32
-	path         *pathLayer // PaTH (Arch.Householder) only
+	path         *pathLayer      // PaTH (Arch.Householder) only
 	angProj      *native.PackedB // D x H*P: learned-proj-qkv's angle projection (Arch.AngleProj) only
 }
 
