@@ -153,7 +153,7 @@ func TestAngleInitAndLRScale(t *testing.T) {
 	}
 }
 
-// learned-proj-qkv: no table, per-block projections at the angle rate,
+// learned-proj-qkv: no table, per-block projections at the base rate,
 // the projection flag carried into the arch.
 func TestAngleProjParts(t *testing.T) {
 	v, err := LookupVariant("learned-proj-qkv")
@@ -163,8 +163,8 @@ func TestAngleProjParts(t *testing.T) {
 	if !v.AngleProj || v.Learned || !v.ValueRot || v.Rotation != RotationAccumulated || v.HasAngleTable() || v.HostRotation() || v.OptIn {
 		t.Errorf("learned-proj-qkv parts %+v", v)
 	}
-	if s := v.LRScale("block001/" + AngleProjName); s != LearnedAngleLR {
-		t.Errorf("angle_proj lr x%g, want x%d", s, LearnedAngleLR)
+	if s := v.LRScale("block001/" + AngleProjName); s != 1 {
+		t.Errorf("angle_proj lr x%g, want the base rate (modelspec/angleproj.go says why)", s)
 	}
 	for _, p := range []string{AngleTable, "block000/wq", "embed"} {
 		if s := v.LRScale(p); s != 1 {

@@ -57,7 +57,7 @@ func TestAngleProjSize(t *testing.T) {
 	}
 	var b strings.Builder
 	renderAngleProj(&b, []*variantData{{name: "learned-proj-qkv", variant: "learned-proj-qkv", angleProj: s}, {name: "rope", variant: "rope"}})
-	if out := b.String(); !strings.Contains(out, "| learned-proj-qkv | 0 | x10 | 0.2500 | 0.500 |") || !strings.Contains(out, "| learned-proj-qkv | 1 | x10 | 0.0000 | 0.000 |") || strings.Contains(out, "| rope |") {
+	if out := b.String(); !strings.Contains(out, "| learned-proj-qkv | 0 | x1 | 0.2500 | 0.500 |") || !strings.Contains(out, "| learned-proj-qkv | 1 | x1 | 0.0000 | 0.000 |") || strings.Contains(out, "| rope |") {
 		t.Errorf("table:\n%s", out)
 	}
 }
