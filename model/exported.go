@@ -24,9 +24,9 @@ func configFromArch(a modelspec.Arch) (Config, error) {
 	if err != nil {
 		return Config{}, err
 	}
-	if v.Rotation != a.Rotation || v.ValueRot != a.ValueRot || v.ALiBi != a.ALiBi {
-		return Config{}, fmt.Errorf("model: weights arch (rotation %q, value_rot %v, alibi %v) does not match variant %q",
-			a.Rotation, a.ValueRot, a.ALiBi, a.Variant)
+	if v.Rotation != a.Rotation || v.ValueRot != a.ValueRot || v.ALiBi != a.ALiBi || v.AngleProj != a.AngleProj {
+		return Config{}, fmt.Errorf("model: weights arch (rotation %q, value_rot %v, alibi %v, angle_proj %v) does not match variant %q",
+			a.Rotation, a.ValueRot, a.ALiBi, a.AngleProj, a.Variant)
 	}
 	if a.NormEps != modelspec.NormEps || a.RopeBase != modelspec.RopeBase {
 		return Config{}, fmt.Errorf("model: weights use norm_eps %g, rope_base %g; this build implements %g, %g",
@@ -69,7 +69,7 @@ func RunExported(set *weights.Set, tokens []int32, backend, name string, extra [
 	L := len(tokens)
 	inputs = append(inputs, tensors.FromFlatDataAndDimensions(append([]int32(nil), tokens...), 1, L))
 	var table []float32
-	if n.v.Rotation == modelspec.RotationAccumulated {
+	if n.v.HasAngleTable() {
 		if table, err = set.Get("angles", c.Vocab, c.Heads, n.P); err != nil {
 			return nil, c, err
 		}

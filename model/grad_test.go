@@ -182,7 +182,8 @@ func TestDotAxesReadable(t *testing.T) {
 
 // TestCustomOpGradients checks, in float64, every piece of the model whose
 // gradient is assembled here: rotation, the learned prefix-sum rotation,
-// RMSNorm, GELU, softmax, cross-entropy.
+// learned-proj-qkv's projected prefix-sum rotation, RMSNorm, GELU,
+// softmax, cross-entropy.
 func TestCustomOpGradients(t *testing.T) {
 	rng := rand.New(rand.NewPCG(9, 9))
 	c := Config{Variant: "learned-qkv", DModel: 8, Heads: 2, Vocab: 5}
@@ -203,6 +204,10 @@ func TestCustomOpGradients(t *testing.T) {
 			r := n.learnedRotation(in[0], in[1])
 			return Add(weight(r.cos), weight(Mul(r.sin, r.sin)))
 		}, []*tensors.Tensor{randTensor(rng, 5, 2, 2), tokens}},
+		{"projectedRotation", func(in []*Node) *Node {
+			r := n.projectedRotation(in[0], in[1])
+			return Add(weight(r.cos), weight(Mul(r.sin, r.sin)))
+		}, []*tensors.Tensor{randTensor(rng, 8, 4), randTensor(rng, B, T, 8)}},
 		{"rmsNorm", func(in []*Node) *Node { return weight(rmsNorm(in[0])) }, []*tensors.Tensor{randTensor(rng, 3, 6)}},
 		{"gelu", func(in []*Node) *Node { return weight(gelu(in[0])) }, []*tensors.Tensor{randTensor(rng, 3, 6)}},
 		{"softmax", func(in []*Node) *Node { return weight(softmax(in[0])) }, []*tensors.Tensor{randTensor(rng, 3, 6)}},

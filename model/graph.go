@@ -39,7 +39,11 @@ func (n net) logits(p map[string]*Node, tokens *Node, rot *rotation, bias *Node)
 	}
 	h := n.embed(p, tokens) // [B, T, D]
 	for l := 0; l < n.c.Layers; l++ {
-		h = Add(h, n.attention(l, p, n.norm(h, p[blockName(l, "norm1")]), rot, bias, B, T))
+		a := n.norm(h, p[blockName(l, "norm1")])
+		if n.v.AngleProj { // each block's own angles, from its input
+			rot = n.projectedRotation(p[blockName(l, modelspec.AngleProjName)], a)
+		}
+		h = Add(h, n.attention(l, p, a, rot, bias, B, T))
 		h = Add(h, n.mlp(l, p, n.norm(h, p[blockName(l, "norm2")])))
 	}
 	return mm(n.norm(h, p["normf"]), p["unembed"])
@@ -154,6 +158,21 @@ func (n net) learnedRotation(angles, tokens *Node) *rotation {
 	}
 	L := constLike(angles, Const(g, tensors.FromFlatDataAndDimensions(tri, T, T)))
 	psi := DotGeneral(a, []int{1}, nil, L, []int{1}, nil) // [B, HP, T]: psi[t] = sum_{s<=t} a[s]
+	psi = Reshape(TransposeAllAxes(psi, 0, 2, 1), B, T, n.H, n.P, 1)
+	dup := func(x *Node) *Node { return Reshape(BroadcastToDims(x, B, T, n.H, n.P, 2), B, T, n.H, n.d) }
+	return &rotation{cos: dup(Cos(psi)), sin: dup(Sin(psi))}
+}
+
+// projectedRotation computes cos/sin of psi^l in-graph for learned-proj-qkv
+// (modelspec/angleproj.go): theta_t = a_t W_ang for the normed block input
+// a [B, T, D] and W_ang [D, H*P], and psi_t = sum_{s<=t} theta_s, the prefix
+// sum as a float32 product with a lower-triangular ones matrix (CumSum has
+// no gradient in simplego v0.26.0; float32 is exact enough at training
+// lengths, as for learnedRotation).
+func (n net) projectedRotation(w, a *Node) *rotation {
+	B, T := a.Shape().Dimensions[0], a.Shape().Dimensions[1]
+	theta := mm(a, w)                                                               // [B, T, HP]
+	psi := DotGeneral(theta, []int{1}, nil, triMask(theta, T, true), []int{1}, nil) // [B, HP, T]
 	psi = Reshape(TransposeAllAxes(psi, 0, 2, 1), B, T, n.H, n.P, 1)
 	dup := func(x *Node) *Node { return Reshape(BroadcastToDims(x, B, T, n.H, n.P, 2), B, T, n.H, n.d) }
 	return &rotation{cos: dup(Cos(psi)), sin: dup(Sin(psi))}

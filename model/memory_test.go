@@ -6,8 +6,6 @@ import (
 	"github.com/gomlx/gomlx/pkg/core/dtypes"
 	. "github.com/gomlx/gomlx/pkg/core/graph" //nolint:revive // gomlx graph code reads best unqualified
 	"github.com/gomlx/gomlx/pkg/core/shapes"
-
-	"routebench/modelspec"
 )
 
 // largestNode builds (without running) the training-step graph of c and
@@ -18,7 +16,7 @@ func largestNode(t *testing.T, c Config) (int, string) {
 	var what string
 	err := catch("building step graph", func() error {
 		tr := &trainer{c: c, n: newNet(c), specs: paramSpecs(c)}
-		tr.hostRot = tr.n.v.Rotation == modelspec.RotationRoPE || (tr.n.v.Rotation == modelspec.RotationAccumulated && !tr.n.v.Learned)
+		tr.hostRot = tr.n.v.HostRotation()
 		g := NewGraph(testBackend(t), "step")
 		defer g.Finalize()
 		var in []*Node

@@ -63,7 +63,7 @@ func TestNativeGradientsMatchGomlx(t *testing.T) {
 	// A context of 130 crosses two 64-column panels and ends in a partial
 	// one: the causal tile skipping of the T x T products is exercised, and
 	// PaTH's blocked triangular inverse recurses (above 32).
-	for _, v := range []string{"alibi", "learned-qkv", "path", "path-fox"} {
+	for _, v := range []string{"alibi", "learned-qkv", "learned-proj-qkv", "path", "path-fox"} {
 		t.Run(v+"/T=130", func(t *testing.T) { checkNativeGradients(t, v, 130) })
 	}
 }
@@ -141,13 +141,14 @@ func TestNativeAgreementCatchesMutations(t *testing.T) {
 // nats at every step, and the mean of the last 20 steps within
 // curveEndTol. Measured (2 cores, 200 steps): largest step difference 1.4e-6
 // to 2.1e-6 nats over the 7 default variants, 1.8e-6 (path) and 2.4e-6
-// (path-fox); last-20 means within 2e-7. Full mode: every variant, opt-in
-// ones included, 200 steps (path and path-fox take ~50 s and ~36 s, nearly
-// all of it gomlx's PaTH graph); -short: three, 40 steps.
+// (path-fox), 2.1e-6 (learned-proj-qkv); last-20 means within 2e-7.
+// Full mode: every variant, opt-in ones included, 200 steps (path and
+// path-fox take ~50 s and ~36 s, nearly all of it gomlx's PaTH graph);
+// -short: four, 40 steps.
 func TestNativeLossCurveMatchesGomlx(t *testing.T) {
 	variants, steps := nativeVariants(), 200
 	if testing.Short() {
-		variants, steps = []string{"rope", "learned-qkv", "path-fox"}, 40
+		variants, steps = []string{"rope", "learned-qkv", "learned-proj-qkv", "path-fox"}, 40
 	}
 	const curveTol, curveEndTol = 5e-4, 1e-4
 	data := newSynthData(61)
@@ -158,43 +159,51 @@ func TestNativeLossCurveMatchesGomlx(t *testing.T) {
 				t.Fatal(err)
 			}
 			c.Steps, c.CheckpointEvery, c.EvalEvery = steps, 0, 0
-			curves := map[string][]float64{}
-			for _, trainer := range []string{modelspec.TrainerNative, modelspec.TrainerGomlx} {
-				c.Trainer = trainer
+			curve := func(trainer string, lrScale float64) []float64 {
+				c := c
+				c.Trainer, c.LR = trainer, c.LR*lrScale
 				dir := t.TempDir()
 				if err := trainOnce(t, c, data, dir+"/work", dir+"/out"); err != nil {
 					t.Fatal(err)
 				}
 				var rep TrainReport
 				readJSON(t, dir+"/out/"+ReportFile, &rep)
-				curves[trainer] = rep.TrainLoss
-			}
-			a, b := curves[modelspec.TrainerNative], curves[modelspec.TrainerGomlx]
-			if len(a) != steps || len(b) != steps {
-				t.Fatalf("curves of %d and %d steps, want %d", len(a), len(b), steps)
-			}
-			worst, at := 0.0, 0
-			for i := range a {
-				if d := math.Abs(a[i] - b[i]); d > worst {
-					worst, at = d, i
+				if len(rep.TrainLoss) != steps {
+					t.Fatalf("%s: curve of %d steps, want %d", trainer, len(rep.TrainLoss), steps)
 				}
+				return rep.TrainLoss
 			}
-			mean := func(x []float64) float64 {
-				var s float64
-				for _, y := range x {
-					s += y
-				}
-				return s / float64(len(x))
-			}
-			endA, endB := mean(a[steps-20:]), mean(b[steps-20:])
+			a, b := curve(modelspec.TrainerNative, 1), curve(modelspec.TrainerGomlx, 1)
+			worst, at, endDiff := curveDiff(a, b)
 			t.Logf("loss %.4f -> %.4f (native) vs %.4f -> %.4f (gomlx); largest step difference %.2g at step %d; last-20 means differ by %.2g",
-				a[0], a[steps-1], b[0], b[steps-1], worst, at, math.Abs(endA-endB))
-			if worst > curveTol || math.Abs(endA-endB) > curveEndTol {
+				a[0], a[steps-1], b[0], b[steps-1], worst, at, endDiff)
+			if worst > curveTol || endDiff > curveEndTol {
+				endA, endB := curveMean(a[steps-20:]), curveMean(b[steps-20:])
 				t.Errorf("curves differ: largest step difference %.3g at step %d (tolerance %g), last-20 means %.4f vs %.4f (tolerance %g)",
 					worst, at, curveTol, endA, endB, curveEndTol)
 			}
 		})
 	}
+}
+
+// curveDiff is the largest step difference of two loss curves, its step,
+// and the difference of their last-20 means.
+func curveDiff(a, b []float64) (worst float64, at int, end float64) {
+	for i := range a {
+		if d := math.Abs(a[i] - b[i]); d > worst {
+			worst, at = d, i
+		}
+	}
+	n := len(a)
+	return worst, at, math.Abs(curveMean(a[n-20:]) - curveMean(b[n-20:]))
+}
+
+func curveMean(x []float64) float64 {
+	var s float64
+	for _, y := range x {
+		s += y
+	}
+	return s / float64(len(x))
 }
 
 // nativeVariants are the registry entries the native trainer trains

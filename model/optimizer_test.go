@@ -1,7 +1,9 @@
 package model
 
 import (
+	"fmt"
 	"math"
+	"path"
 	"testing"
 
 	. "github.com/gomlx/gomlx/pkg/core/graph" //nolint:revive // gomlx graph code reads best unqualified
@@ -112,6 +114,45 @@ func TestParamSpecsLRScale(t *testing.T) {
 		if angles != tc.angles {
 			t.Errorf("%s: angle table lr factor %g, want %g", tc.variant, angles, tc.angles)
 		}
+	}
+}
+
+// learned-proj-qkv: one zero-initialised, undecayed angle projection per
+// block at the base rate, D^2/2 parameters each, and no angle table.
+func TestParamSpecsAngleProj(t *testing.T) {
+	c, _ := shapeConfig("smoke", "learned-proj-qkv", 11)
+	base, _ := shapeConfig("smoke", "nope", 11)
+	count := func(specs []paramSpec) (n int) {
+		for _, s := range specs {
+			n += size(s.Shape)
+		}
+		return n
+	}
+	specs := paramSpecs(c)
+	if got, want := count(specs)-count(paramSpecs(base)), c.Layers*modelspec.AngleProjParams(c.DModel, c.Heads); got != want {
+		t.Errorf("learned-proj-qkv has %d parameters more than nope, want %d", got, want)
+	}
+	vals := initParams(c, specs)
+	var projs int
+	for i, s := range specs {
+		if s.Name == modelspec.AngleTable {
+			t.Errorf("learned-proj-qkv has an angle table")
+		}
+		if path.Base(s.Name) != modelspec.AngleProjName {
+			continue
+		}
+		projs++
+		if s.LRScale != 1 || s.Decay || fmt.Sprint(s.Shape) != fmt.Sprint([]int{c.DModel, c.DModel / 2}) { // the base rate: modelspec/angleproj.go
+			t.Errorf("%s: lr x%g, decay %v, shape %v", s.Name, s.LRScale, s.Decay, s.Shape)
+		}
+		for _, x := range vals[i] {
+			if x != 0 {
+				t.Fatalf("%s starts at %g, want 0 (the model starts as nope)", s.Name, x)
+			}
+		}
+	}
+	if projs != c.Layers {
+		t.Errorf("%d angle projections for %d blocks", projs, c.Layers)
 	}
 }
 

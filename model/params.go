@@ -65,6 +65,13 @@ func paramSpecs(c Config) []paramSpec {
 			}
 		}
 	}
+	if v.AngleProj {
+		// Zero init (initParams) and not decayed, like the learned table:
+		// modelspec/angleproj.go says why.
+		for l := 0; l < c.Layers; l++ {
+			ps = append(ps, paramSpec{Name: blockName(l, modelspec.AngleProjName), Shape: []int{D, c.DModel / 2}, Decay: false})
+		}
+	}
 	if v.Learned {
 		// Not decayed: decay would pull every pair's spectral gap towards 0.
 		ps = append(ps, paramSpec{Name: modelspec.AngleTable, Shape: []int{V, c.Heads, c.DModel / c.Heads / 2}, Decay: false})
@@ -98,6 +105,7 @@ func initParams(c Config, specs []paramSpec) [][]float32 {
 				x[j] = 1
 			}
 		case "b1", "b2", pathBB, foxBG: // beta = 1 and a gate of log(1/2) per token at init (modelspec/path.go)
+		case modelspec.AngleProjName: // zero: the model starts as nope (modelspec/angleproj.go)
 		case pathConv: // PyTorch's Conv1d default, fan-in K (depthwise), as the official PaTH keeps it
 			bound := 1 / math.Sqrt(float64(s.Shape[0]))
 			h := fnv.New64a()

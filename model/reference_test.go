@@ -53,7 +53,7 @@ func refForward(t *testing.T, set *weights.Set, x []int32) [][]float64 {
 	psi := make([][][]float64, L)
 	var acc []float64
 	var table []float32
-	if a.Rotation == modelspec.RotationAccumulated {
+	if a.HasAngleTable() {
 		table = get("angles", V, H, P)
 		acc = make([]float64, H*P)
 	}
@@ -66,6 +66,9 @@ func refForward(t *testing.T, set *weights.Set, x []int32) [][]float64 {
 				case modelspec.RotationRoPE:
 					psi[i][h][p] = float64(i) * math.Pow(a.RopeBase, -2*float64(p)/float64(d))
 				case modelspec.RotationAccumulated:
+					if table == nil {
+						continue // projected per block below
+					}
 					acc[h*P+p] += float64(table[(int(x[i])*H+h)*P+p])
 					psi[i][h][p] = acc[h*P+p]
 				}
@@ -98,6 +101,19 @@ func refForward(t *testing.T, set *weights.Set, x []int32) [][]float64 {
 			ps = newRefPath(t, set, l, hs)
 		}
 		q, k, v := make([][]float64, L), make([][]float64, L), make([][]float64, L)
+		if a.AngleProj { // psi^l_i = sum_{s<=i} a^l_s W_ang (modelspec/angleproj.go)
+			w := get(b(modelspec.AngleProjName), D, H*P)
+			run := make([]float64, H*P)
+			for i := range hs {
+				th := matvec(rms(hs[i], get(b("norm1"), D)), w, H*P)
+				for h := 0; h < H; h++ {
+					for p := 0; p < P; p++ {
+						run[h*P+p] += th[h*P+p]
+						psi[i][h][p] = run[h*P+p]
+					}
+				}
+			}
+		}
 		for i := range hs {
 			an := rms(hs[i], get(b("norm1"), D))
 			q[i], k[i], v[i] = matvec(an, get(b("wq"), D, D), D), matvec(an, get(b("wk"), D, D), D), matvec(an, get(b("wv"), D, D), D)

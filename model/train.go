@@ -253,7 +253,7 @@ func export(tr engine, c Config, specs []paramSpec, outDir string, start int, hi
 // FlopsPerStep counts the matmul FLOPs of one training step (forward plus
 // backward = 3x forward): projections, MLP, unembedding, full (unmasked)
 // attention products, rotation swaps and, for learned variants, the
-// triangular prefix sum. Elementwise work is not counted.
+// triangular prefix sum (and learned-proj-qkv's angle projections). Elementwise work is not counted.
 func FlopsPerStep(c Config) float64 {
 	v, _ := modelspec.LookupVariant(c.Variant)
 	B, T, D, F, V, H := float64(c.Batch), float64(c.Context), float64(c.DModel), float64(c.DHidden), float64(c.Vocab), float64(c.Heads)
@@ -268,6 +268,9 @@ func FlopsPerStep(c Config) float64 {
 	fwd := float64(c.Layers)*perLayer + 2*B*T*D*V
 	if v.Learned {
 		fwd += 2 * B * T * T * H * d / 2
+	}
+	if v.AngleProj { // per block: theta = a W_ang and its triangular prefix sum
+		fwd += float64(c.Layers) * (2*B*T*D*H*d/2 + 2*B*T*T*H*d/2)
 	}
 	return 3 * fwd
 }

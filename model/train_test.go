@@ -66,7 +66,7 @@ func TestTrainSmoke(t *testing.T) {
 					t.Errorf("arch %+v, want %+v", set.Arch, c.Arch())
 				}
 				_, err = set.Get("angles", c.Vocab, c.Heads, c.DModel/c.Heads/2)
-				if wantAngles := set.Arch.Rotation == modelspec.RotationAccumulated; (err == nil) != wantAngles {
+				if wantAngles := set.Arch.HasAngleTable(); (err == nil) != wantAngles {
 					t.Errorf("angles present = %v, want %v", err == nil, wantAngles)
 				}
 				for _, f := range []string{ReportFile, SpeedFile} {

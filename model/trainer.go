@@ -34,7 +34,7 @@ func newTrainer(c Config) (*trainer, error) {
 	}
 	n := newNet(c)
 	tr := &trainer{c: c, n: n, specs: paramSpecs(c), backend: b, table: fixedAngles(c),
-		hostRot: n.v.Rotation == modelspec.RotationRoPE || (n.v.Rotation == modelspec.RotationAccumulated && !n.v.Learned)}
+		hostRot: n.v.HostRotation()}
 	err = catch("compiling "+c.Variant, func() error {
 		var err error
 		if tr.step, err = NewExec(b, tr.stepGraph); err != nil {

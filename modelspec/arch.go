@@ -20,12 +20,18 @@ type Arch struct {
 	ValueRot  bool    `json:"value_rot"`  // value transport (the *-qkv variants)
 	ALiBi     bool    `json:"alibi"`      // ALiBi distance bias
 	AngleNote string  `json:"angle_note"` // how the angle table was drawn (documentation only)
+	// AngleProj: accumulated angles projected per block from its normed
+	// input (modelspec/angleproj.go) instead of an angle table.
+	AngleProj bool `json:"angle_proj,omitempty"`
 	// PaTH (modelspec/path.go); absent from the files of other variants.
 	Householder bool `json:"householder,omitempty"` // Householder transport of the keys
 	ForgetGate  bool `json:"forget_gate,omitempty"` // FoX gate (needs Householder)
 	PathRank    int  `json:"path_rank,omitempty"`   // rank of the w projection
 	PathConv    int  `json:"path_conv,omitempty"`   // short-convolution kernel
 }
+
+// HasAngleTable reports whether weights of this arch hold an angle table.
+func (a Arch) HasAngleTable() bool { return a.Rotation == RotationAccumulated && !a.AngleProj }
 
 // DHead is the per-head width.
 func (a Arch) DHead() int { return a.DModel / a.Heads }
@@ -47,6 +53,9 @@ func (a Arch) Validate() error {
 	}
 	if a.ValueRot && a.Rotation != RotationAccumulated {
 		return fmt.Errorf("modelspec: value rotation needs accumulated rotation, got %q", a.Rotation)
+	}
+	if a.AngleProj && a.Rotation != RotationAccumulated {
+		return fmt.Errorf("modelspec: arch %s: angle_proj needs accumulated rotation, got %q", a.Variant, a.Rotation)
 	}
 	switch {
 	case a.ForgetGate && !a.Householder:

@@ -142,7 +142,7 @@ func (c Config) Arch() Arch {
 		Variant: c.Variant, Profile: c.Profile, Vocab: c.Vocab, DModel: c.DModel,
 		Layers: c.Layers, Heads: c.Heads, DHidden: c.DHidden, Context: c.Context,
 		NormEps: NormEps, RopeBase: RopeBase, Rotation: v.Rotation, ValueRot: v.ValueRot, ALiBi: v.ALiBi,
-		Householder: v.Householder, ForgetGate: v.ForgetGate,
+		Householder: v.Householder, ForgetGate: v.ForgetGate, AngleProj: v.AngleProj,
 	}
 	if v.Householder {
 		a.PathRank, a.PathConv = PathRank, PathConv

@@ -7,7 +7,7 @@ import (
 )
 
 func TestVariantsRegistryOrder(t *testing.T) {
-	want := "nope rope alibi random-qk random-qkv random-qkv-alibi learned-qk learned-qkv"
+	want := "nope rope alibi random-qk random-qkv random-qkv-alibi learned-qk learned-qkv learned-proj-qkv"
 	if got := strings.Join(DefaultVariants(), " "); got != want+" path path-fox" {
 		t.Fatalf("DefaultVariants() = %q, want %q", got, want+" path path-fox")
 	}
@@ -149,6 +149,48 @@ func TestAngleInitAndLRScale(t *testing.T) {
 		c.Variant = name
 		if v, _ := LookupVariant(name); InitialAngles(c) != nil || v.LRScale(AngleTable) != 1 {
 			t.Errorf("%s: has an initial angle table or an angle lr factor", name)
+		}
+	}
+}
+
+// learned-proj-qkv: no table, per-block projections at the base rate,
+// the projection flag carried into the arch.
+func TestAngleProjParts(t *testing.T) {
+	v, err := LookupVariant("learned-proj-qkv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !v.AngleProj || v.Learned || !v.ValueRot || v.Rotation != RotationAccumulated || v.HasAngleTable() || v.HostRotation() || v.OptIn {
+		t.Errorf("learned-proj-qkv parts %+v", v)
+	}
+	if s := v.LRScale("block001/" + AngleProjName); s != 1 {
+		t.Errorf("angle_proj lr x%g, want the base rate (modelspec/angleproj.go says why)", s)
+	}
+	for _, p := range []string{AngleTable, "block000/wq", "embed"} {
+		if s := v.LRScale(p); s != 1 {
+			t.Errorf("%s lr x%g, want 1", p, s)
+		}
+	}
+	c := Config{Variant: v.Name, Vocab: 3, DModel: 8, Layers: 1, Heads: 2, DHidden: 4, Context: 2}
+	if a := c.Arch(); !a.AngleProj || a.HasAngleTable() || a.Validate() != nil || !strings.Contains(a.AngleNote, "projected") {
+		t.Errorf("arch %+v", a)
+	}
+	if InitialAngles(c) != nil {
+		t.Error("learned-proj-qkv has an initial angle table")
+	}
+	if cos, _, err := RotationCosSin(c, nil, []int32{0, 1}, 1, 2); cos != nil || err != nil {
+		t.Errorf("host rotation of projected angles: %v, %v", cos, err)
+	}
+	if got := AngleProjParams(8, 2); got != 32 {
+		t.Errorf("AngleProjParams(8, 2) = %d, want 32", got)
+	}
+	if bad := (Arch{Variant: "x", Vocab: 3, DModel: 8, Layers: 1, Heads: 2, DHidden: 4, Context: 2, Rotation: RotationNone, AngleProj: true}); bad.Validate() == nil {
+		t.Error("angle_proj without accumulated rotation validates")
+	}
+	d := DefaultVariants()
+	for i, n := range d {
+		if n == "learned-qkv" && (i+1 >= len(d) || d[i+1] != "learned-proj-qkv") {
+			t.Errorf("defaults %v: learned-proj-qkv does not follow learned-qkv", d)
 		}
 	}
 }

@@ -129,7 +129,7 @@ func RandomAngleTable(V, H, P int, sigmaMax, sigmaMin float64, seed uint64) []fl
 // movement against it.
 func InitialAngles(c Config) []float32 {
 	v, err := LookupVariant(c.Variant)
-	if err != nil || v.Rotation != RotationAccumulated {
+	if err != nil || !v.HasAngleTable() {
 		return nil
 	}
 	P := c.DModel / c.Heads / 2
@@ -142,6 +142,10 @@ func InitialAngles(c Config) []float32 {
 // AngleNote documents a config's angle table for Arch.AngleNote.
 func AngleNote(c Config) string {
 	v, _ := LookupVariant(c.Variant)
+	if v.AngleProj {
+		return fmt.Sprintf("projected per block from the normed block input (angle_proj [D, H*P], %d pairs), trained from zero, angle learning rate x%g",
+			c.DModel/c.Heads/2, v.LRScale(AngleProjName))
+	}
 	if v.AngleInit == AngleInitZero {
 		return fmt.Sprintf("trained from a zero table over %d pairs, angle learning rate x%g", c.DModel/c.Heads/2, v.LRScale(AngleTable))
 	}

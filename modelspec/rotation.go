@@ -10,7 +10,9 @@ import (
 // angles of package modelspec (RoPE, or the accumulated prefix sums of table:
 // the fixed table, or the learned variable's current value); both
 // trainers (gomlx and native) use it. Variants
-// without rotation return nil slices.
+// without rotation return nil slices, and so do projected angles
+// (AngleProj): they depend on each block's input, so the graph and the
+// native code compute them per block.
 func RotationCosSin(c Config, table []float32, tokens []int32, B, T int) (cos, sin []float32, err error) {
 	v, err := LookupVariant(c.Variant)
 	if err != nil {
@@ -21,7 +23,7 @@ func RotationCosSin(c Config, table []float32, tokens []int32, B, T int) (cos, s
 	if len(tokens) != B*T {
 		return nil, nil, fmt.Errorf("modelspec: %d tokens for a %d x %d batch", len(tokens), B, T)
 	}
-	if v.Rotation == RotationNone {
+	if v.Rotation == RotationNone || v.AngleProj {
 		return nil, nil, nil
 	}
 	if v.Rotation == RotationAccumulated {

@@ -2,6 +2,7 @@ package modelspec
 
 import (
 	"fmt"
+	pathpkg "path"
 	"sort"
 	"strings"
 )
@@ -24,6 +25,11 @@ type Variant struct {
 	ValueRot bool   // value transport: v_j rotated by psi_j, the output by -psi_i
 	ALiBi    bool   // distance bias -m_h (i-j), m_h = ALiBiSlopes
 	Learned  bool   // the accumulated angle table is a trained variable
+	// AngleProj: the accumulated per-position angles come from a per-block
+	// projection of the block's normed input (theta^l_t = a^l_t W^l_ang,
+	// modelspec/angleproj.go) instead of a per-token table: no angle table,
+	// one rotation per block.
+	AngleProj bool
 	// PaTH and FoX (modelspec/path.go): data-dependent Householder
 	// transport of the keys, and FoX's forgetting gate on top of it.
 	Householder bool // logit_ij = q_i^T H_i ... H_{j+1} k_j, H_t = I - beta_t w_t w_t^T
@@ -126,6 +132,7 @@ var registry = []Variant{
 	random().withValueTransport().withALiBi("random-qkv-alibi"),
 	learned(),
 	learned().withValueTransport(),
+	learnedProj(),
 	learned().withRandomInit(),
 	learned().withValueTransport().withRandomInit(),
 	path(),
@@ -168,23 +175,26 @@ func LookupVariant(name string) (Variant, error) {
 // HostRotation reports whether the variant's rotation angles are computed
 // on the host and fed to a graph as cos/sin: RoPE and the fixed random
 // tables. Learned tables are variables during training, so their angles are
-// computed in-graph there (and on the host once exported).
+// computed in-graph there (and on the host once exported). Projected angles
+// (AngleProj) depend on each block's input: never on the host.
 func (v Variant) HostRotation() bool {
-	return v.Rotation == RotationRoPE || (v.Rotation == RotationAccumulated && !v.Learned)
+	return v.Rotation == RotationRoPE || (v.HasAngleTable() && !v.Learned)
 }
 
 // LRScale is the factor on the learning rate of the trained tensor named
-// param: AngleLR for a learned variant's angle table, 1 for every other
+// param: AngleLR for a learned variant's angle table and for the angle
+// projections of AngleProj (block%03d/angle_proj), 1 for every other
 // tensor. Every trainer multiplies its schedule's rate by it.
 func (v Variant) LRScale(param string) float64 {
-	if v.Learned && param == AngleTable && v.AngleLR > 0 {
+	if v.AngleLR > 0 && ((v.Learned && param == AngleTable) || (v.AngleProj && pathpkg.Base(param) == AngleProjName)) {
 		return v.AngleLR
 	}
 	return 1
 }
 
-// HasAngleTable reports whether the variant's weights hold an angle table.
-func (v Variant) HasAngleTable() bool { return v.Rotation == RotationAccumulated }
+// HasAngleTable reports whether the variant's weights hold an angle table
+// (every accumulated variant but the projected ones).
+func (v Variant) HasAngleTable() bool { return v.Rotation == RotationAccumulated && !v.AngleProj }
 
 // NativeTrainer reports whether model/nativetrain can train the variant
 // (every registry entry today, PaTH included; see GomlxOnly).

@@ -36,6 +36,9 @@ func LogProbsBlockwise(set *weights.Set, tokens, targets []int32, chunk int, bac
 	if set.Arch.Householder {
 		return nil, fmt.Errorf("gomlxeval: LogProbsBlockwise: %s weights use the Householder transport (PaTH), which this blockwise graph does not implement; use the native evaluator (model/nativeeval) or Forward", set.Arch.Variant)
 	}
+	if set.Arch.AngleProj {
+		return nil, fmt.Errorf("gomlxeval: LogProbsBlockwise: %s weights project their angles from each block's input (angle_proj), which this blockwise graph does not implement; use the native evaluator (model/nativeeval) or Forward", set.Arch.Variant)
+	}
 	V := set.Arch.Vocab
 	for i, y := range targets {
 		if y < 0 || int(y) >= V {

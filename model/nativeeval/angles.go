@@ -55,6 +55,25 @@ func accumulatedCosSin(tokens []int32, angles []float32, H, d int, workers int) 
 	return cs
 }
 
+// projectedCosSin: psi_i[h,p] = sum_{s<=i} theta[s, h, p] for one layer's
+// projected angles theta [L][H][P] (learned-proj-qkv), written into cs
+// [L][H][P][2]. The sums are float64 and reduced after every step by
+// modelspec.AccumulateAngles, the table variants' rule, so that 65,536
+// tokens do not drift (TestProjectedAnglesPrecision).
+func projectedCosSin(cs, theta []float32, L, H, d int, workers int) {
+	P := d / 2
+	native.ParallelFor(H, workers, func(h int) {
+		acc := make([]float64, P)
+		for i := 0; i < L; i++ {
+			modelspec.AccumulateAngles(acc, theta[(i*H+h)*P:(i*H+h+1)*P])
+			out := cs[(i*H+h)*d : (i*H+h+1)*d]
+			for p, a := range acc {
+				putCosSin(out[2*p:], a)
+			}
+		}
+	})
+}
+
 // alibiSlopes is modelspec.ALiBiSlopes in the kernels' float32.
 func alibiSlopes(H int) []float32 {
 	sl := modelspec.ALiBiSlopes(H)

@@ -76,7 +76,15 @@ func (m *Model) LogProbs(ctx context.Context, tokens, targets []int32, opts Opti
 	case modelspec.RotationRoPE:
 		s.cs = ropeCosSin(L, H, d, a.RopeBase, workers)
 	case modelspec.RotationAccumulated:
-		s.cs = accumulatedCosSin(tokens, m.angles, H, d, workers)
+		if a.AngleProj {
+			s.cs = make([]float32, L*H*d) // per layer, from the block input (below)
+		} else {
+			s.cs = accumulatedCosSin(tokens, m.angles, H, d, workers)
+		}
+	}
+	var theta []float32 // learned-proj-qkv: one layer's per-position angles a W_ang [L][H*P]
+	if a.AngleProj {
+		theta = make([]float32, L*H*(d/2))
 	}
 	bufs := newHeadBufs(s)
 	att := make([]float32, L*D)
@@ -99,6 +107,21 @@ func (m *Model) LogProbs(ctx context.Context, tokens, targets []int32, opts Opti
 	for n, ly := range m.layers {
 		if err := ctx.Err(); err != nil {
 			return Result{}, fmt.Errorf("native: forward cancelled at layer %d: %w", n, err)
+		}
+		if ly.angProj != nil {
+			// The rotation of this layer needs every position's angle before
+			// the first row is scattered: a first pass projects the normed
+			// rows (the norm is recomputed below rather than kept, O(L d/2)
+			// extra memory instead of O(L D)).
+			HP := H * (d / 2)
+			native.ParallelFor(nrb, workers, func(rb int) {
+				sc := pool.get()
+				defer pool.put(sc)
+				r0, nr := rb*rowBlock, min(rowBlock, L-rb*rowBlock)
+				rmsNormRows(sc.a, h[r0*D:], ly.norm1, nr, D, eps)
+				native.GemmPacked(theta[r0*HP:], HP, sc.a, D, ly.angProj, nr, false)
+			})
+			projectedCosSin(s.cs, theta, L, H, d, workers)
 		}
 		native.ParallelFor(nrb, workers, func(rb int) {
 			sc := pool.get()

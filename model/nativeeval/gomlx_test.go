@@ -45,18 +45,22 @@ func TestMatchesGomlxForward(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
+				var worst float64 // relative to the row's 1 + max |logit|
 				for i := range want {
 					var mx float64
 					for _, x := range want[i] {
 						mx = math.Max(mx, math.Abs(float64(x)))
 					}
-					tol := tolLogit * (1 + mx)
+					tol := logitTol(a) * (1 + mx)
 					for c, x := range want[i] {
-						if g := res.Logits[i][c]; math.Abs(float64(g)-float64(x)) > tol {
+						g := res.Logits[i][c]
+						worst = math.Max(worst, math.Abs(float64(g)-float64(x))/(1+mx))
+						if math.Abs(float64(g)-float64(x)) > tol {
 							t.Fatalf("row %d logit %d: native %.7g, gomlx %.7g (tol %.2g)", i, c, g, x, tol)
 						}
 					}
 				}
+				t.Logf("worst |native - gomlx| %.2g of 1 + max |logit| (tolerance %g)", worst, logitTol(a))
 			})
 		}
 	}

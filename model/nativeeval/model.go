@@ -29,7 +29,8 @@ type layer struct {
 	b1           []float32
 	w2           *native.PackedB // F x D
 	b2           []float32
-	path         *pathLayer // PaTH (Arch.Householder) only
+	path         *pathLayer      // PaTH (Arch.Householder) only
+	angProj      *native.PackedB // D x H*P: learned-proj-qkv's angle projection (Arch.AngleProj) only
 }
 
 // Load checks that set holds every tensor ARCHITECTURE.md names for its
@@ -64,7 +65,7 @@ func Load(set *weights.Set) (*Model, error) {
 		return nil, err
 	}
 	m.unemb = native.PackB(un, D, V)
-	if a.Rotation == modelspec.RotationAccumulated {
+	if a.HasAngleTable() {
 		if m.angles, err = get("angles", V, H, a.DHead()/2); err != nil {
 			return nil, err
 		}
@@ -96,6 +97,13 @@ func Load(set *weights.Set) (*Model, error) {
 			copy(qkv[r*3*D+2*D:], wv[r*D:(r+1)*D])
 		}
 		l.wqkv, l.wo, l.w1, l.w2 = native.PackB(qkv, D, 3*D), native.PackB(wo, D, D), native.PackB(w1, D, F), native.PackB(w2, F, D)
+		if a.AngleProj {
+			w, err := get(p+modelspec.AngleProjName, D, H*(a.DHead()/2))
+			if err != nil {
+				return nil, err
+			}
+			l.angProj = native.PackB(w, D, H*(a.DHead()/2))
+		}
 		if a.Householder {
 			if l.path, err = loadPath(a, func(name string, shape ...int) ([]float32, error) { return get(p+name, shape...) }); err != nil {
 				return nil, err

@@ -146,6 +146,9 @@ func refForwardPath(set *weightsView, tokens []int32, onPath func(n int, rp *ref
 			psi = append(psi, row)
 		}
 	case "accumulated":
+		if a.AngleProj {
+			break // per block, from its input (below)
+		}
 		acc := make([]float64, H*P)
 		for _, x := range tokens {
 			for k := range acc {
@@ -163,6 +166,16 @@ func refForwardPath(set *weightsView, tokens []int32, onPath func(n int, rp *ref
 	for n := 0; n < a.Layers; n++ {
 		p := func(s string) []float32 { return set.t(blockName(n) + s) }
 		x := rms(h, p("norm1"))
+		if a.AngleProj { // psi^n_i = sum_{s<=i} x_s W_ang (modelspec/angleproj.go)
+			psi = nil
+			acc := make([]float64, H*P)
+			for _, th := range matmul(x, p("angle_proj"), D, H*P) {
+				for k := range acc {
+					acc[k] += th[k]
+				}
+				psi = append(psi, append([]float64(nil), acc...))
+			}
+		}
 		in := refAttnIn{L: L, H: H, d: d, q: matmul(x, p("wq"), D, D), k: matmul(x, p("wk"), D, D),
 			v: matmul(x, p("wv"), D, D), psi: psi, valueRot: a.ValueRot, slopes: slopes}
 		if a.Householder {

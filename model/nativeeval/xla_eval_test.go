@@ -57,6 +57,13 @@ func TestBlockwiseMatchesNative(t *testing.T) {
 				}
 				return
 			}
+			if set.Arch.AngleProj { // likewise for learned-proj-qkv's per-block angles
+				_, err := gomlxeval.LogProbsBlockwise(set, []int32{1, 2}, []int32{2, 3}, 16, "go")
+				if err == nil || !strings.Contains(err.Error(), "angle_proj") {
+					t.Fatalf("blockwise gomlx on %s weights: want a refusal naming angle_proj, got %v", v, err)
+				}
+				return
+			}
 			compareEvaluators(t, set, "go", []int{70}, 16, 2e-5)
 		})
 	}

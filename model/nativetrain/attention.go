@@ -35,15 +35,16 @@ func (t *Trainer) attentionForward(params [][]float32, l int, lt *layerTape, f *
 	T, D, H := c.Context, c.DModel, c.Heads
 	d := D / H
 	N := rows * T
+	rcos, rsin := lt.rotation(f)
 	proj := func(name string) []float32 {
 		y := t.ar.raw(N * D)
 		native.MatMul(y, lt.a1, t.param(params, blockName(l, name)), N, D, D, false, false, false, t.workers)
 		return y
 	}
 	lt.q, lt.k, lt.v = proj("wq"), proj("wk"), proj("wv")
-	if f.cos != nil {
+	if rcos != nil {
 		t.forRows(N, func(i0, i1 int) {
-			cs, sn := f.cos[i0*D:i1*D], f.sin[i0*D:i1*D]
+			cs, sn := rcos[i0*D:i1*D], rsin[i0*D:i1*D]
 			rotatePairs(lt.q[i0*D:i1*D], cs, sn, 1)
 			rotatePairs(lt.k[i0*D:i1*D], cs, sn, 1)
 			if t.v.ValueRot {
@@ -106,11 +107,11 @@ func (t *Trainer) attentionForward(params [][]float32, l int, lt *layerTape, f *
 			Tri: native.LowerA, Workers: 1}.Run()
 	})
 	lt.ou = lt.o
-	if f.cos != nil && t.v.ValueRot {
+	if rcos != nil && t.v.ValueRot {
 		lt.ou = t.ar.raw(N * D)
 		copy(lt.ou, lt.o)
 		t.forRows(N, func(i0, i1 int) {
-			rotatePairs(lt.ou[i0*D:i1*D], f.cos[i0*D:i1*D], f.sin[i0*D:i1*D], -1)
+			rotatePairs(lt.ou[i0*D:i1*D], rcos[i0*D:i1*D], rsin[i0*D:i1*D], -1)
 		})
 	}
 	native.MatMul(dst, lt.ou, t.param(params, blockName(l, "wo")), N, D, D, false, false, true, t.workers)
@@ -118,7 +119,7 @@ func (t *Trainer) attentionForward(params [][]float32, l int, lt *layerTape, f *
 
 // attentionBackward takes dy, the gradient of block l's attention output,
 // sets the gradients of wq, wk, wv, wo in grads and adds the rotation
-// angles' gradient to dpsi ([N][H][P], learned variants; may be nil), and
+// angles' gradient to dpsi ([N][H][P], learned and projected angles; may be nil), and
 // returns the gradient with respect to the block's normed input a1.
 func (t *Trainer) attentionBackward(params, grads [][]float32, l int, lt *layerTape, f *tape, dy, dpsi []float32) []float32 {
 	c := t.c
@@ -126,11 +127,12 @@ func (t *Trainer) attentionBackward(params, grads [][]float32, l int, lt *layerT
 	d := D / H
 	N := f.N
 	rows := f.rows
+	rcos, rsin := lt.rotation(f)
 	g := func(name string) []float32 { return grads[t.idx[blockName(l, name)]] }
 	native.MatMul(g("wo"), lt.ou, dy, D, N, D, true, false, false, t.workers)
 	dO := t.ar.raw(N * D)
 	native.MatMul(dO, dy, t.param(params, blockName(l, "wo")), N, D, D, false, true, false, t.workers)
-	rot := f.cos != nil
+	rot := rcos != nil
 	if rot && t.v.ValueRot {
 		// ou = R(-psi) o: d ou / d psi = (ou1, -ou0) per pair; do = R(psi) dou.
 		t.forRows(N, func(i0, i1 int) {
@@ -139,7 +141,7 @@ func (t *Trainer) attentionBackward(params, grads [][]float32, l int, lt *layerT
 					dpsi[e/2] += dO[e]*lt.ou[e+1] - dO[e+1]*lt.ou[e]
 				}
 			}
-			rotatePairs(dO[i0*D:i1*D], f.cos[i0*D:i1*D], f.sin[i0*D:i1*D], 1)
+			rotatePairs(dO[i0*D:i1*D], rcos[i0*D:i1*D], rsin[i0*D:i1*D], 1)
 		})
 	}
 	dq, dk, dv := t.ar.raw(N*D), t.ar.raw(N*D), t.ar.raw(N*D)
@@ -211,9 +213,9 @@ func (t *Trainer) attentionBackward(params, grads [][]float32, l int, lt *layerT
 					dpsi[e/2] += s
 				}
 			}
-			cs, sn := f.cos[i0*D:i1*D], f.sin[i0*D:i1*D]
+			cs, sn := rcos[i0*D:i1*D], rsin[i0*D:i1*D]
 			if broken == "rotation" { // un-rotate the wrong way
-				sn = f.cos[i0*D : i1*D]
+				sn = rcos[i0*D : i1*D]
 			}
 			rotatePairs(dq[i0*D:i1*D], cs, sn, -1)
 			rotatePairs(dk[i0*D:i1*D], cs, sn, -1)

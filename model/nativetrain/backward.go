@@ -49,7 +49,14 @@ func (t *Trainer) backward(params [][]float32, f *tape) [][]float32 {
 		native.MatMul(da2, du, t.param(params, blockName(l, "w1")), N, F, D, false, true, false, t.workers)
 		dxm := t.rmsNormBackward(da2, lt.n2, lt.inv2, t.param(params, blockName(l, "norm2")), bg("norm2"), dx, N)
 		// Attention: xm = x + attn(norm1(x)).
-		da1 := t.attentionBackward(params, grads, l, lt, f, dxm, dpsi)
+		lpsi := dpsi
+		if t.v.AngleProj { // this block's own angles
+			lpsi = t.ar.zeros(N * H * (D / H / 2))
+		}
+		da1 := t.attentionBackward(params, grads, l, lt, f, dxm, lpsi)
+		if t.v.AngleProj {
+			t.projectedRotationBackward(params, grads, l, lt, f.rows, lpsi, da1) // angleproj.go
+		}
 		dx = t.rmsNormBackward(da1, lt.n1, lt.inv1, t.param(params, blockName(l, "norm1")), bg("norm1"), dxm, N)
 	}
 	de := g("embed")

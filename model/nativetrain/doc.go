@@ -15,7 +15,9 @@
 // Every registry variant trains here, PaTH and PaTH-FoX included (path.go:
 // the Householder steps and the gate per position; path_attention.go: the
 // transport in the gomlx graph's UT form, O(T^3) per head on the packed
-// kernels; triangular.go: the blocked inverse it needs).
+// kernels; triangular.go: the blocked inverse it needs), and learned-proj-qkv
+// (angleproj.go: each block's angles projected from its normed input, prefix
+// sums forward and suffix sums backward, per window).
 //
 // Checked against references: every backward piece against float64 finite
 // differences (grad_test.go), one step's gradients of every tensor and 200

@@ -22,6 +22,16 @@ type layerTape struct {
 	inv2       []float32
 	u, th, gel []float32 // [N][F] MLP pre-activation, tanh of the GELU's inner term, GELU output
 	path       *pathTape // PaTH's steps and transport (path.go); nil for the other variants
+	cos, sin   []float32 // learned-proj-qkv: this block's rotation (angleproj.go); nil: the tape's
+}
+
+// rotation is the cos and sin block lt rotates by: its own projected
+// angles, or the tape's (shared by every block; nil: no rotation).
+func (lt *layerTape) rotation(f *tape) (cos, sin []float32) {
+	if lt.cos != nil {
+		return lt.cos, lt.sin
+	}
+	return f.cos, f.sin
 }
 
 // tape is a whole forward pass.
@@ -90,6 +100,9 @@ func (t *Trainer) forward(params [][]float32, tokens, targets []int32, rows int,
 	for l := range f.layers {
 		lt := &f.layers[l]
 		lt.n1, lt.a1, lt.inv1 = t.rmsNorm(h, t.param(params, blockName(l, "norm1")), N)
+		if t.v.AngleProj {
+			t.projectedRotation(params, l, lt, rows) // angleproj.go
+		}
 		xm := t.ar.raw(N * D)
 		copy(xm, h)
 		t.attentionForward(params, l, lt, f, rows, xm) // xm = h + attn(a1)

@@ -38,7 +38,7 @@ func newTestTrainer(tb testing.TB, c modelspec.Config, workers int) *Trainer {
 		ps = append(ps, Param{Name: n, Shape: shapes[n], Decay: len(shapes[n]) == 2})
 	}
 	var table []float32
-	if v.Rotation == modelspec.RotationAccumulated && !v.Learned {
+	if v.HasAngleTable() && !v.Learned {
 		table = modelspec.RandomAngleTable(c.Vocab, c.Heads, c.DModel/c.Heads/2, c.SigmaMax, c.SigmaMin, c.Seed)
 	}
 	tr, err := New(c, ps, table, workers)

@@ -17,6 +17,9 @@ var mutations = []Mutation{
 	// PaTH (path.go, path_attention.go): the keys' gradient through the
 	// transport's R, the strengths', the short convolution's taps, FoX's gate.
 	{"householder", "path"}, {"beta", "path"}, {"conv", "path"}, {"gate", "path-fox"},
+	// learned-proj-qkv (angleproj.go): the angles' gradient taken per
+	// position (dtheta_s = dpsi_s) instead of the suffix sum over the route.
+	{"angleproj", "learned-proj-qkv"},
 }
 
 // Mutations lists the pieces BreakForTest can break.

@@ -64,7 +64,7 @@ func New(c modelspec.Config, params []Param, table []float32, workers int) (*Tra
 		}
 	}
 	V, H := c.Vocab, c.Heads
-	if v.Rotation == modelspec.RotationAccumulated && !v.Learned && len(table) != V*H*(c.DModel/H/2) {
+	if v.HasAngleTable() && !v.Learned && len(table) != V*H*(c.DModel/H/2) {
 		return nil, fmt.Errorf("nativetrain: %s: fixed angle table has %d values, want %d", c.Variant, len(table), V*H*(c.DModel/H/2))
 	}
 	return t, nil
@@ -84,6 +84,9 @@ func paramShapes(c modelspec.Config, v modelspec.Variant) map[string][]int {
 	}
 	if v.Learned {
 		want["angles"] = []int{V, H, c.DModel / H / 2}
+	}
+	for l := 0; l < c.Layers && v.AngleProj; l++ {
+		want[blockName(l, modelspec.AngleProjName)] = []int{D, c.DModel / 2}
 	}
 	if v.Householder {
 		R, K := modelspec.PathRank, modelspec.PathConv

@@ -63,6 +63,24 @@ func learnedShift(rc *pipeline.RunContext, variant, name string, rep *modelspec.
 	if err != nil || !v.Learned || rep == nil {
 		return nil, err
 	}
+	set, err := trainedWeights(rc, name)
+	if set == nil || err != nil {
+		return nil, err
+	}
+	c := rep.Config
+	P := c.DModel / c.Heads / 2
+	trained, err := set.Get(modelspec.AngleTable, c.Vocab, c.Heads, P)
+	if err != nil {
+		return nil, fmt.Errorf("report: weights of %s: %w", name, err)
+	}
+	s := shiftOf(trained, modelspec.InitialAngles(c), P)
+	s.Init = v.AngleInit
+	return &s, nil
+}
+
+// trainedWeights reads a run's exported weights; nil when the plan has no
+// train input for it.
+func trainedWeights(rc *pipeline.RunContext, name string) (*weights.Set, error) {
 	art, ok := rc.Inputs[trainInput(name)]
 	if !ok {
 		return nil, nil
@@ -75,15 +93,79 @@ func learnedShift(rc *pipeline.RunContext, variant, name string, rep *modelspec.
 	if err != nil {
 		return nil, fmt.Errorf("report: weights of %s: %w", name, err)
 	}
-	c := rep.Config
-	P := c.DModel / c.Heads / 2
-	trained, err := set.Get(modelspec.AngleTable, c.Vocab, c.Heads, P)
-	if err != nil {
-		return nil, fmt.Errorf("report: weights of %s: %w", name, err)
+	return set, nil
+}
+
+// angleProjSize is how large learned-proj-qkv's angle projections grew from
+// their zero start: per block the RMS of W_ang's entries, and sqrt(D) times
+// it, the RMS angle per token (rad) that a block input with independent
+// unit-RMS entries would get (E theta_k^2 = sum_j W_jk^2). The angles of the
+// held-out tokens themselves would need the evaluation stage's activations;
+// this is the weights-only estimate.
+type angleProjSize struct {
+	D        int
+	LayerRMS []float64
+}
+
+func projSizeOf(layers [][]float32, D int) *angleProjSize {
+	s := &angleProjSize{D: D}
+	for _, w := range layers {
+		var ss float64
+		for _, x := range w {
+			ss += float64(x) * float64(x)
+		}
+		s.LayerRMS = append(s.LayerRMS, math.Sqrt(ss/math.Max(float64(len(w)), 1)))
 	}
-	s := shiftOf(trained, modelspec.InitialAngles(c), P)
-	s.Init = v.AngleInit
-	return &s, nil
+	return s
+}
+
+// learnedProjection reads the trained angle projections of a projected
+// variant; nil for the other variants.
+func learnedProjection(rc *pipeline.RunContext, variant, name string, rep *modelspec.TrainReport) (*angleProjSize, error) {
+	v, err := modelspec.LookupVariant(variant)
+	if err != nil || !v.AngleProj || rep == nil {
+		return nil, err
+	}
+	set, err := trainedWeights(rc, name)
+	if set == nil || err != nil {
+		return nil, err
+	}
+	c := rep.Config
+	var layers [][]float32
+	for l := 0; l < c.Layers; l++ {
+		w, err := set.Get(fmt.Sprintf("block%03d/%s", l, modelspec.AngleProjName), c.DModel, c.DModel/2)
+		if err != nil {
+			return nil, fmt.Errorf("report: weights of %s: %w", name, err)
+		}
+		layers = append(layers, w)
+	}
+	return projSizeOf(layers, c.DModel), nil
+}
+
+func renderAngleProj(b *strings.Builder, vs []*variantData) {
+	var rows []string
+	for _, v := range vs {
+		s := v.angleProj
+		if s == nil {
+			continue
+		}
+		lr := 1.0
+		if vv, err := modelspec.LookupVariant(v.variant); err == nil {
+			lr = vv.LRScale("block000/" + modelspec.AngleProjName)
+		}
+		for l, r := range s.LayerRMS {
+			rows = append(rows, fmt.Sprintf("| %s | %d | x%g | %.4f | %.3f |", v.name, l, lr, r, math.Sqrt(float64(s.D))*r))
+		}
+	}
+	if len(rows) == 0 {
+		return
+	}
+	b.WriteString("\nHow large the learned angle projections W_ang [D, H*P] grew from zero (learned-proj-qkv: theta_t = a_t W_ang " +
+		"per block, a_t the normed block input), at their angle learning-rate factor: the RMS of W_ang's entries, and sqrt(D) " +
+		"times it, the RMS angle per token (rad) an input with independent unit-RMS entries would get (a weights-only " +
+		"estimate; the held-out tokens' own angles are not measured).\n\n" +
+		"| variant | block | angle lr | RMS of W_ang | isotropic angle per token (rad) |\n|---|---|---|---|---|\n")
+	b.WriteString(strings.Join(rows, "\n") + "\n")
 }
 
 func renderLearnedShift(b *strings.Builder, vs []*variantData) {

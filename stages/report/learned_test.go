@@ -47,3 +47,17 @@ func TestShiftOfZeroInit(t *testing.T) {
 		t.Errorf("table:\n%s", out)
 	}
 }
+
+// learned-proj-qkv's projection sizes: RMS per block by hand, and the
+// table row with the isotropic angle sqrt(D) RMS.
+func TestAngleProjSize(t *testing.T) {
+	s := projSizeOf([][]float32{{0.3, -0.4, 0, 0}, {0, 0, 0, 0}}, 4)
+	if math.Abs(s.LayerRMS[0]-0.25) > 1e-7 || s.LayerRMS[1] != 0 {
+		t.Fatalf("RMS per block %v, want [0.25 0]", s.LayerRMS)
+	}
+	var b strings.Builder
+	renderAngleProj(&b, []*variantData{{name: "learned-proj-qkv", variant: "learned-proj-qkv", angleProj: s}, {name: "rope", variant: "rope"}})
+	if out := b.String(); !strings.Contains(out, "| learned-proj-qkv | 0 | x1 | 0.2500 | 0.500 |") || !strings.Contains(out, "| learned-proj-qkv | 1 | x1 | 0.0000 | 0.000 |") || strings.Contains(out, "| rope |") {
+		t.Errorf("table:\n%s", out)
+	}
+}

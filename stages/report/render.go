@@ -270,6 +270,7 @@ func renderTraining(b *strings.Builder, vs []*variantData) {
 		}
 	}
 	renderLearnedShift(b, vs)
+	renderAngleProj(b, vs)
 	fmt.Fprintf(b, "\n![training loss](%s)\n\n", PlotTrain)
 }
 

@@ -140,6 +140,7 @@ type variantData struct {
 	eval       *evaluate.Result
 	trainSpeed map[string]float64
 	angleShift *angleShift                 // learned variants: the trained table against its initial one
+	angleProj  *angleProjSize              // learned-proj-qkv: the size of its trained angle projections
 	corpora    map[string]*evaluate.Result // by evaluation corpus name
 }
 
@@ -184,6 +185,9 @@ func load(rc *pipeline.RunContext, cfg Config) ([]*variantData, error) {
 			return nil, err
 		}
 		if v.angleShift, err = learnedShift(rc, r.variant, name, v.train); err != nil {
+			return nil, err
+		}
+		if v.angleProj, err = learnedProjection(rc, r.variant, name, v.train); err != nil {
 			return nil, err
 		}
 		v.corpora = map[string]*evaluate.Result{}

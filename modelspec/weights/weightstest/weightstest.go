@@ -34,7 +34,7 @@ func RandomSet(t testing.TB, a modelspec.Arch, seed uint64) *weights.Set {
 		return weights.Tensor{Name: name, Shape: shape, Data: x}
 	}
 	ts := []weights.Tensor{mk("embed", 1, 0, V, D), mk("normf", 0.1, 1, D), mk("unembed", 1/math.Sqrt(float64(D)), 0, D, V)}
-	if a.Rotation == "accumulated" {
+	if a.HasAngleTable() {
 		ts = append(ts, mk("angles", 0.7, 0, V, H, P))
 	}
 	for n := 0; n < a.Layers; n++ {
@@ -52,6 +52,9 @@ func RandomSet(t testing.TB, a modelspec.Arch, seed uint64) *weights.Set {
 		if a.ForgetGate {
 			ts = append(ts, mk(p+modelspec.FoxWGate, sD, 0, D, H), mk(p+modelspec.FoxBGate, 0.5, 1, H))
 		}
+	}
+	for n := 0; n < a.Layers && a.AngleProj; n++ { // ~0.7 rad per token for unit-RMS block inputs
+		ts = append(ts, mk(fmt.Sprintf("block%03d/angle_proj", n), 0.7/math.Sqrt(float64(D)), 0, D, H*P))
 	}
 	set, err := weights.NewSet(a, ts)
 	if err != nil {
