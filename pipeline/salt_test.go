@@ -179,13 +179,14 @@ func TestEmbeddedSaltFollowsImports(t *testing.T) {
 	roots := stageRoots(t, routebench.Source)
 	s0 := allSalts(t, routebench.Source, nil, nil, roots)
 	for file, c := range map[string]struct{ changes, keeps []string }{
-		"model/train.go":               {[]string{"train"}, []string{"tokenize", "evaluate", "report", "theory", "bench"}},
-		"modelspec/weights/weights.go": {[]string{"train", "evaluate", "report", "bench"}, []string{"tokenize", "theory"}},
-		"modelspec/positions.go":       {[]string{"train", "evaluate", "report", "bench"}, []string{"tokenize", "theory"}},
-		"stages/tokenize/run.go":       {[]string{"tokenize", "train", "evaluate"}, []string{"theory", "bench"}},
-		"stages/theory/run.go":         {[]string{"theory"}, []string{"tokenize", "train", "evaluate", "bench", "report"}},
-		"pipeline/runner.go":           {nil, []string{"tokenize", "train", "evaluate", "theory", "bench", "report"}},
-		"artifacts/store.go":           {nil, []string{"tokenize", "train", "evaluate", "theory", "bench", "report"}},
+		"model/train.go":                    {[]string{"train"}, []string{"tokenize", "evaluate", "report", "theory", "bench"}},
+		"modelspec/weights/weights.go":      {[]string{"train", "evaluate", "report", "bench"}, []string{"tokenize", "theory"}},
+		"modelspec/positions.go":            {[]string{"train", "evaluate", "report", "bench"}, []string{"tokenize", "theory"}},
+		"stages/tokenize/run.go":            {[]string{"tokenize"}, []string{"train", "evaluate", "theory", "bench"}},
+		"stages/tokenize/shards/batches.go": {[]string{"tokenize", "train", "evaluate"}, []string{"theory", "bench"}},
+		"stages/theory/run.go":              {[]string{"theory"}, []string{"tokenize", "train", "evaluate", "bench", "report"}},
+		"pipeline/runner.go":                {nil, []string{"tokenize", "train", "evaluate", "theory", "bench", "report"}},
+		"artifacts/store.go":                {nil, []string{"tokenize", "train", "evaluate", "theory", "bench", "report"}},
 	} {
 		if _, err := fs.Stat(routebench.Source, file); err != nil {
 			t.Fatalf("the test edits %s, which the source lacks: %v (pick another file of that package)", file, err)

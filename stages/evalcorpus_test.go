@@ -12,6 +12,7 @@ import (
 	"routebench/pipeline"
 	"routebench/stages/evaluate"
 	"routebench/stages/tokenize"
+	"routebench/stages/tokenize/shards"
 )
 
 // The default corpus's tokenize keys, as main computed them before the
@@ -60,7 +61,7 @@ func TestDefaultTokenizeKeysUnchanged(t *testing.T) {
 	if err := tokenize.Run(context.Background(), tokenize.DefaultConfig(tokenize.TokenizerBytes), out, nil); err != nil {
 		t.Fatal(err)
 	}
-	m, err := os.ReadFile(filepath.Join(out, tokenize.ManifestName))
+	m, err := os.ReadFile(filepath.Join(out, shards.ManifestName))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,7 +145,7 @@ func TestEvalCorpusKeepsShardsAndModels(t *testing.T) {
 				for _, in := range ev.Inputs {
 					ins[in.Name] = in.Stage
 				}
-				if ins[tokenize.ShardsInput] != tok || ins[evaluate.WeightsInput] != tr || len(ins) != 2 {
+				if ins[shards.Input] != tok || ins[evaluate.WeightsInput] != tr || len(ins) != 2 {
 					t.Errorf("%s: evaluate/%s@%s reads %v; want tokenize@%s's shards and train/%s's weights", profile, v, c, ins, c, v)
 				}
 				if cfg := ev.Config.(evaluate.Config); cfg.Corpus != c {

@@ -7,7 +7,7 @@ import (
 	"routebench/model/nativeeval"
 	"routebench/modelspec/weights"
 	"routebench/pipeline"
-	"routebench/stages/tokenize"
+	"routebench/stages/tokenize/shards"
 )
 
 // Result is the content of eval.json.
@@ -149,7 +149,7 @@ func (s *scorer) lengthResult(p Protocol, losses [][]float64, L, mult int, base 
 	return lr, nil
 }
 
-func evaluate(rc *pipeline.RunContext, cfg Config, set *weights.Set, ds *tokenize.Dataset) (*Result, int64, error) {
+func evaluate(rc *pipeline.RunContext, cfg Config, set *weights.Set, ds *shards.Dataset) (*Result, int64, error) {
 	m, err := nativeeval.Load(set)
 	if err != nil {
 		return nil, 0, fmt.Errorf("%s: %w", cfg.stageName(), err)
@@ -171,7 +171,7 @@ func evaluate(rc *pipeline.RunContext, cfg Config, set *weights.Set, ds *tokeniz
 	}
 	info := ds.Info()
 	res := &Result{Variant: cfg.Variant, Profile: cfg.Profile, Corpus: cfg.Corpus, Protocol: cfg, Source: info.Source,
-		Tokens: info.Splits[tokenize.SplitHeldOut].Tokens, Documents: info.Splits[tokenize.SplitHeldOut].Documents}
+		Tokens: info.Splits[shards.SplitHeldOut].Tokens, Documents: info.Splits[shards.SplitHeldOut].Documents}
 	for _, p := range protos {
 		res.Protocols = append(res.Protocols, ProtocolResult{Protocol: p.Name, Description: p.Describe()})
 	}

@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"strings"
 
-	"routebench/stages/tokenize"
+	"routebench/stages/tokenize/shards"
 )
 
 // Protocol names. ProtocolRandom is the primary protocol, always evaluated
@@ -126,12 +126,12 @@ const (
 
 // windows draws n windows of L+1 tokens. ok is false, with the reason, when
 // no document holds L+1 tokens (in-document placement only).
-func (pl placement) windows(ds *tokenize.Dataset, seed uint64, L, n int) (ws [][]int32, ok bool, why string, err error) {
+func (pl placement) windows(ds *shards.Dataset, seed uint64, L, n int) (ws [][]int32, ok bool, why string, err error) {
 	if pl == inStream {
 		ws, err = ds.EvalWindows(seed+uint64(L), L, n)
 		return ws, err == nil, "", err
 	}
-	docs, err := ds.Documents(tokenize.SplitHeldOut)
+	docs, err := ds.Documents(shards.SplitHeldOut)
 	if err != nil {
 		return nil, false, "", err
 	}

@@ -18,6 +18,7 @@ import (
 	"routebench/modelspec/weights/weightstest"
 	"routebench/pipeline"
 	"routebench/stages/tokenize"
+	"routebench/stages/tokenize/shards"
 )
 
 // T is the training context of the models of these tests.
@@ -51,7 +52,7 @@ func byteModel(t *testing.T) (*weights.Set, *artifacts.Artifact) {
 
 // evalCorpus tokenizes files (name -> text) as an evaluation-only corpus
 // and stores the shards; it returns them opened, too.
-func evalCorpus(t *testing.T, files map[string]string) (*artifacts.Artifact, *tokenize.Dataset) {
+func evalCorpus(t *testing.T, files map[string]string) (*artifacts.Artifact, *shards.Dataset) {
 	t.Helper()
 	corpus := filepath.Join(t.TempDir(), "eval")
 	os.MkdirAll(corpus, 0o755)
@@ -78,7 +79,7 @@ func evalCorpus(t *testing.T, files map[string]string) (*artifacts.Artifact, *to
 		p, _ := art.Path(n)
 		paths = append(paths, p)
 	}
-	ds, err := tokenize.Open(paths)
+	ds, err := shards.Open(paths)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,12 +88,12 @@ func evalCorpus(t *testing.T, files map[string]string) (*artifacts.Artifact, *to
 }
 
 // runEval runs the stage and returns eval.json.
-func runEval(t *testing.T, cfg Config, shards, w *artifacts.Artifact) *Result {
+func runEval(t *testing.T, cfg Config, tokenized, w *artifacts.Artifact) *Result {
 	t.Helper()
 	st := Stage(cfg, &pipeline.Stage{Name: "tokenize"}, &pipeline.Stage{Name: "train/" + cfg.Variant})
 	out := t.TempDir()
 	rc := &pipeline.RunContext{Context: context.Background(), Stage: st, OutDir: out, WorkDir: t.TempDir(),
-		Inputs: map[string]*artifacts.Artifact{tokenize.ShardsInput: shards, WeightsInput: w}, Logf: t.Logf, Progress: func(int64, int64, string) {}}
+		Inputs: map[string]*artifacts.Artifact{shards.Input: tokenized, WeightsInput: w}, Logf: t.Logf, Progress: func(int64, int64, string) {}}
 	if err := st.Run(rc); err != nil {
 		t.Fatal(err)
 	}
@@ -121,13 +122,13 @@ func TestProtocols(t *testing.T) {
 	set, w := byteModel(t)
 	// Documents of 40, 30 and 12 bytes (+ end-of-document): in-document
 	// windows fit at L = 8, 16 and 32 (40+1 tokens hold 33), not at 64.
-	shards, ds := evalCorpus(t, map[string]string{
+	tokenized, ds := evalCorpus(t, map[string]string{
 		"a.txt": letters("abcdefg", 40), "b.txt": letters("hijklmnop", 30), "c.txt": letters("qrs", 12),
 		"d.txt": letters("tuvwxyz ", 60),
 	})
 	cfg := NewConfig("random-qkv", "smoke", testT, []int{1, 2, 4, 8}, 3, 11)
 	cfg.Corpus, cfg.Protocols = "eval", []string{"sliding:3", "windows", "windows+sliding:5"}
-	res := runEval(t, cfg, shards, w)
+	res := runEval(t, cfg, tokenized, w)
 
 	// eval.json records the protocols, in order, with their descriptions.
 	if !slices.Equal(res.Protocol.Protocols, cfg.Protocols) || len(res.Protocols) != 3 || res.Corpus != "eval" {

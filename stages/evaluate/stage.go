@@ -29,7 +29,7 @@ import (
 	"routebench/modelspec"
 	"routebench/modelspec/weights"
 	"routebench/pipeline"
-	"routebench/stages/tokenize"
+	"routebench/stages/tokenize/shards"
 )
 
 // Kind is the stage kind; names are "evaluate/<variant>".
@@ -101,12 +101,12 @@ func (c Config) Validate() error {
 }
 
 // Stage returns the evaluation stage of one variant.
-func Stage(cfg Config, shards, trained *pipeline.Stage) *pipeline.Stage {
+func Stage(cfg Config, tokenized, trained *pipeline.Stage) *pipeline.Stage {
 	return &pipeline.Stage{
 		Name:     cfg.stageName(),
 		Kind:     Kind,
 		Config:   cfg,
-		Inputs:   []pipeline.Input{{Name: tokenize.ShardsInput, Stage: shards}, {Name: WeightsInput, Stage: trained}},
+		Inputs:   []pipeline.Input{{Name: shards.Input, Stage: tokenized}, {Name: WeightsInput, Stage: trained}},
 		Code:     []string{"routebench/stages/evaluate"},
 		Volatile: []string{SpeedFile},
 		Run:      func(rc *pipeline.RunContext) error { return run(rc, cfg) },
@@ -118,10 +118,10 @@ func Stage(cfg Config, shards, trained *pipeline.Stage) *pipeline.Stage {
 // shifted by one). The tokenize stage cannot check this: the window lengths
 // are not part of its config, so that changing them keeps the shards and the
 // trained models.
-func (c Config) checkHeldOut(info tokenize.Info) error {
+func (c Config) checkHeldOut(info shards.Info) error {
 	L := c.Context * slices.Max(c.Multipliers)
 	need := int64(L) + 1
-	have := info.Splits[tokenize.SplitHeldOut].Tokens
+	have := info.Splits[shards.SplitHeldOut].Tokens
 	switch {
 	case have >= need:
 		return nil
@@ -135,7 +135,7 @@ func (c Config) checkHeldOut(info tokenize.Info) error {
 
 // checkVocab fails if the shards' token ids are not the model's: another
 // tokenizer, or another vocabulary, than the one it was trained with.
-func (c Config) checkVocab(info tokenize.Info, arch modelspec.Arch) error {
+func (c Config) checkVocab(info shards.Info, arch modelspec.Arch) error {
 	if info.VocabSize == arch.Vocab {
 		return nil
 	}
@@ -171,7 +171,7 @@ func run(rc *pipeline.RunContext, cfg Config) error {
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
-	ds, err := tokenize.OpenInput(rc, tokenize.ShardsInput)
+	ds, err := shards.OpenInput(rc, shards.Input)
 	if err != nil {
 		return err
 	}

@@ -13,6 +13,7 @@ import (
 	"routebench/modelspec/weights"
 	"routebench/pipeline"
 	"routebench/stages/tokenize"
+	"routebench/stages/tokenize/shards"
 )
 
 // weightsArtifact stores a tiny weights file claiming the given variant.
@@ -69,12 +70,12 @@ func shardsArtifact(t *testing.T, heldOut int) *artifacts.Artifact {
 	return art
 }
 
-func runWith(t *testing.T, cfg Config, shards, w *artifacts.Artifact) error {
+func runWith(t *testing.T, cfg Config, tokenized, w *artifacts.Artifact) error {
 	t.Helper()
 	st := Stage(cfg, &pipeline.Stage{Name: "tokenize"}, &pipeline.Stage{Name: "train/" + cfg.Variant})
 	out := t.TempDir()
 	rc := &pipeline.RunContext{Context: context.Background(), Stage: st, OutDir: out, WorkDir: t.TempDir(),
-		Inputs: map[string]*artifacts.Artifact{tokenize.ShardsInput: shards, WeightsInput: w}, Logf: t.Logf, Progress: func(int64, int64, string) {}}
+		Inputs: map[string]*artifacts.Artifact{shards.Input: tokenized, WeightsInput: w}, Logf: t.Logf, Progress: func(int64, int64, string) {}}
 	err := st.Run(rc)
 	if ents, _ := os.ReadDir(out); len(ents) != 0 {
 		t.Errorf("a failed evaluation wrote %d files", len(ents))
@@ -83,21 +84,21 @@ func runWith(t *testing.T, cfg Config, shards, w *artifacts.Artifact) error {
 }
 
 func TestEvaluateRejectsBadInput(t *testing.T) {
-	shards := shardsArtifact(t, 200) // enough for 4 x 32
+	tokenized := shardsArtifact(t, 200) // enough for 4 x 32
 	good := NewConfig("alibi", "smoke", 32, []int{1, 2, 4}, 2, 7)
 	// Weights of another variant than claimed.
-	err := runWith(t, good, shards, weightsArtifact(t, "rope", "smoke", 32))
+	err := runWith(t, good, tokenized, weightsArtifact(t, "rope", "smoke", 32))
 	if err == nil || !strings.Contains(err.Error(), "the weights input is rope/smoke at context 32, not alibi/smoke") {
 		t.Fatalf("wrong variant: %v", err)
 	}
 	// Another profile.
-	err = runWith(t, good, shards, weightsArtifact(t, "alibi", "cpu", 32))
+	err = runWith(t, good, tokenized, weightsArtifact(t, "alibi", "cpu", 32))
 	if err == nil || !strings.Contains(err.Error(), "alibi/cpu") {
 		t.Fatalf("wrong profile: %v", err)
 	}
 	// A length the protocol does not allow.
 	bad := NewConfig("alibi", "smoke", 32, []int{1, 3}, 2, 7)
-	err = runWith(t, bad, shards, weightsArtifact(t, "alibi", "smoke", 32))
+	err = runWith(t, bad, tokenized, weightsArtifact(t, "alibi", "smoke", 32))
 	if err == nil || !strings.Contains(err.Error(), "length 3 x T is not allowed") {
 		t.Fatalf("length 3T: %v", err)
 	}
@@ -111,9 +112,9 @@ func TestEvaluateRejectsBadInput(t *testing.T) {
 // held-out split, and the stage says so before it reads the weights (these
 // claim another variant, an error that would come later).
 func TestEvaluateRejectsShortHeldOut(t *testing.T) {
-	shards := shardsArtifact(t, 100) // 101 tokens; 4 x 32 needs 129
+	tokenized := shardsArtifact(t, 100) // 101 tokens; 4 x 32 needs 129
 	cfg := NewConfig("alibi", "smoke", 32, []int{1, 2, 4}, 2, 7)
-	err := runWith(t, cfg, shards, weightsArtifact(t, "rope", "smoke", 32))
+	err := runWith(t, cfg, tokenized, weightsArtifact(t, "rope", "smoke", 32))
 	for _, want := range []string{"evaluate/alibi", "held-out split has 101 tokens (bytes)", "(4 x T = 128) needs 129",
 		"hold out more text", "evaluate shorter windows"} {
 		if err == nil || !strings.Contains(err.Error(), want) {
@@ -122,7 +123,7 @@ func TestEvaluateRejectsShortHeldOut(t *testing.T) {
 	}
 	// The boundary: L+1 tokens are enough, L are not.
 	for have, ok := range map[int64]bool{129: true, 128: false} {
-		info := tokenize.Info{Tokenizer: "bytes", Splits: map[string]tokenize.SplitInfo{tokenize.SplitHeldOut: {Tokens: have}}}
+		info := shards.Info{Tokenizer: "bytes", Splits: map[string]shards.SplitInfo{shards.SplitHeldOut: {Tokens: have}}}
 		if err := cfg.checkHeldOut(info); (err == nil) != ok {
 			t.Errorf("held-out split of %d tokens for 128-token windows: %v", have, err)
 		}
@@ -133,10 +134,10 @@ func TestEvaluateRejectsShortHeldOut(t *testing.T) {
 // with another vocabulary than the model's, is refused with what it has
 // and what it needs.
 func TestEvalCorpusErrors(t *testing.T) {
-	shards, _ := evalCorpus(t, map[string]string{"a.txt": strings.Repeat("x", 30), "b.txt": strings.Repeat("y", 20)})
+	tokenized, _ := evalCorpus(t, map[string]string{"a.txt": strings.Repeat("x", 30), "b.txt": strings.Repeat("y", 20)})
 	cfg := NewConfig("alibi", "smoke", 16, []int{1, 2, 4}, 2, 7)
 	cfg.Corpus = "owt.parquet"
-	err := runWith(t, cfg, shards, weightsArtifact(t, "alibi", "smoke", 16))
+	err := runWith(t, cfg, tokenized, weightsArtifact(t, "alibi", "smoke", 16))
 	for _, want := range []string{"evaluate/alibi@owt.parquet: the evaluation corpus owt.parquet has 52 tokens (bytes)",
 		"(4 x T = 64) needs 65", "give a longer evaluation corpus or evaluate shorter windows"} {
 		if err == nil || !strings.Contains(err.Error(), want) {
@@ -144,7 +145,7 @@ func TestEvalCorpusErrors(t *testing.T) {
 		}
 	}
 	cfg.Multipliers = []int{1, 2}
-	err = runWith(t, cfg, shards, weightsArtifact(t, "alibi", "smoke", 16))
+	err = runWith(t, cfg, tokenized, weightsArtifact(t, "alibi", "smoke", 16))
 	for _, want := range []string{"evaluate/alibi@owt.parquet: the evaluation corpus owt.parquet is tokenized with bytes (vocabulary 257)",
 		"trained on a vocabulary of 3", "tokenize it with the training tokenizer"} {
 		if err == nil || !strings.Contains(err.Error(), want) {

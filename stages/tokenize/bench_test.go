@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"routebench/internal/procstat"
+	"routebench/stages/tokenize/shards"
 )
 
 // Benchmarks. Run them alone, e.g.
@@ -103,12 +104,12 @@ func BenchmarkDefaultCorpus(b *testing.B) {
 						b.Fatal(err)
 					}
 					b.StopTimer()
-					d, err := Open(listDir(b, out))
+					d, err := shards.Open(listDir(b, out))
 					if err != nil {
 						b.Fatal(err)
 					}
 					info := d.Info()
-					tokens = info.Splits[SplitTrain].Tokens + info.Splits[SplitHeldOut].Tokens
+					tokens = info.Splits[shards.SplitTrain].Tokens + info.Splits[shards.SplitHeldOut].Tokens
 					d.Close()
 					os.RemoveAll(out)
 					b.StartTimer()
@@ -126,25 +127,5 @@ func BenchmarkDefaultCorpus(b *testing.B) {
 				b.ReportMetric(float64(ms.HeapSys)/(1<<20), "heap-sys-MB")
 			})
 		}
-	}
-}
-
-// BenchmarkTrainBatch is the reader's cost per training batch (cpu profile
-// shape: 32 x 128 tokens).
-func BenchmarkTrainBatch(b *testing.B) {
-	cfg := testConfig(TokenizerBytes, smallCorpus(b, 40))
-	cfg.ShardTokens = 1 << 12
-	_, paths := runOK(b, cfg)
-	d, err := Open(paths)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer d.Close()
-	step := 0
-	for b.Loop() {
-		if _, _, err := d.TrainBatch(1, step, 32, 128); err != nil {
-			b.Fatal(err)
-		}
-		step++
 	}
 }

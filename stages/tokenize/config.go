@@ -6,23 +6,14 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
-)
 
-// FormatVersion names the shard layout and the tokenization rules. It changes
-// whenever the bytes Run writes for the same input would change, so callers
-// put it into cache keys (Key does).
-const FormatVersion = "routebench-tokens/1"
+	"routebench/stages/tokenize/shards"
+)
 
 // Tokenizer names accepted in Config.Tokenizer.
 const (
 	TokenizerBytes = "bytes"
 	TokenizerGPT2  = "gpt2"
-)
-
-// Split names.
-const (
-	SplitTrain   = "train"
-	SplitHeldOut = "heldout"
 )
 
 // DefaultHeldOut are the Gutenberg books held out for evaluation. They are the
@@ -96,7 +87,7 @@ type Config struct {
 // records it, and the dataset id of the shards is derived from it. It holds
 // no maps, so its JSON is deterministic.
 type Key struct {
-	Format string `json:"format"` // FormatVersion: a new format re-keys every run
+	Format string `json:"format"` // shards.FormatVersion: a new format re-keys every run
 	Config
 	Inputs string `json:"inputs"` // Fingerprint of the corpus files
 }
@@ -123,7 +114,7 @@ func NewKey(cfg Config) (Key, error) {
 		// its shards, and a new training context does not re-tokenize it.
 		cfg.MinHeldOutTokens, cfg.MinTrainTokens = 0, 0
 	}
-	return Key{Format: FormatVersion, Config: cfg, Inputs: fp}, nil
+	return Key{Format: shards.FormatVersion, Config: cfg, Inputs: fp}, nil
 }
 
 // DefaultConfig is the configuration for the default Gutenberg corpus with

@@ -4,6 +4,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"routebench/stages/tokenize/shards"
 )
 
 // TestDefaultCorpus tokenizes the fetched Gutenberg corpus end to end and
@@ -27,7 +29,7 @@ func TestDefaultCorpus(t *testing.T) {
 				t.Skip("gpt2 on the whole corpus takes seconds; run without -short")
 			}
 			out, paths := runOK(t, DefaultConfig(c.tokenizer))
-			d, err := Open(paths)
+			d, err := shards.Open(paths)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -37,7 +39,7 @@ func TestDefaultCorpus(t *testing.T) {
 				t.Errorf("manifest: %d files, normalised %v, skipped %d", m.InputFiles, m.Normalised, m.SkippedEmpty)
 			}
 			info := d.Info()
-			if info.Splits[SplitTrain].Documents != 16 || info.Splits[SplitHeldOut].Documents != 2 {
+			if info.Splits[shards.SplitTrain].Documents != 16 || info.Splits[shards.SplitHeldOut].Documents != 2 {
 				t.Errorf("splits %+v", info.Splits)
 			}
 			var heldTotal int64
@@ -50,14 +52,14 @@ func TestDefaultCorpus(t *testing.T) {
 					t.Errorf("%s: %d tokens, shorter than the longest window %d", book, n, c.minEval)
 				}
 			}
-			if info.Splits[SplitTrain].Tokens != c.train {
-				t.Errorf("train split %d tokens, want %d", info.Splits[SplitTrain].Tokens, c.train)
+			if info.Splits[shards.SplitTrain].Tokens != c.train {
+				t.Errorf("train split %d tokens, want %d", info.Splits[shards.SplitTrain].Tokens, c.train)
 			}
-			if heldTotal != info.Splits[SplitHeldOut].Tokens || len(m.HeldOutFiles) != 2 {
-				t.Errorf("held-out files %v, split %d tokens", m.HeldOutFiles, info.Splits[SplitHeldOut].Tokens)
+			if heldTotal != info.Splits[shards.SplitHeldOut].Tokens || len(m.HeldOutFiles) != 2 {
+				t.Errorf("held-out files %v, split %d tokens", m.HeldOutFiles, info.Splits[shards.SplitHeldOut].Tokens)
 			}
 			t.Logf("%s: train %d tokens, held out %d tokens %v; output in %s",
-				c.tokenizer, info.Splits[SplitTrain].Tokens, info.Splits[SplitHeldOut].Tokens, m.HeldOutFiles, filepath.Base(out))
+				c.tokenizer, info.Splits[shards.SplitTrain].Tokens, info.Splits[shards.SplitHeldOut].Tokens, m.HeldOutFiles, filepath.Base(out))
 		})
 	}
 }
@@ -99,7 +101,7 @@ func TestDefaultCorpusWorkersAgree(t *testing.T) {
 		cfg := DefaultConfig(TokenizerGPT2)
 		cfg.Workers = workers
 		out, _ := runOK(t, cfg)
-		b, err := os.ReadFile(filepath.Join(out, ManifestName))
+		b, err := os.ReadFile(filepath.Join(out, shards.ManifestName))
 		if err != nil {
 			t.Fatal(err)
 		}

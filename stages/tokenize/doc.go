@@ -1,12 +1,17 @@
-// Package tokenize is the data layer of routebench: it turns a text corpus into
-// token shards (Arrow IPC files) and serves training batches and evaluation
-// windows from them.
+// Package tokenize is the writer of routebench's data layer: it turns a text
+// corpus into token shards (Arrow IPC files). Training batches and evaluation
+// windows are served from them by its reader, stages/tokenize/shards, which
+// must never import this package.
 //
 // Data flows one way: Run reads the corpus, normalises it, splits it by whole
 // documents into a training split ("train") and a held-out split ("heldout"),
-// tokenizes it and writes shards plus a manifest.json; Open memory-maps those
-// files. The train and evaluate stages declare the tokenize stage as their
-// input ShardsInput and open it with OpenInput, never by file names. This
+// tokenizes it and writes shards plus a manifest.json; shards.Open (package
+// stages/tokenize/shards) memory-maps those files. The train and evaluate
+// stages declare the tokenize stage as their input shards.Input and open it
+// with shards.OpenInput, never by file names, and import only that package,
+// so that an edit here (corpus readers, normalisation, tokenizers, the
+// writer) re-keys tokenize but no training: new tokens reach train through
+// the tokenize artifact's content, which is part of train's key. This
 // package never downloads anything: the default corpus is fetched by
 // scripts/fetch-corpus.sh (`make corpus`), and Run fails with a pointer to it
 // when it is missing.
@@ -76,7 +81,7 @@
 // are drawn from it and may span documents. Run fails if either split is
 // empty (the train split of an evaluation-only corpus aside). The pipeline sets MinHeldOutTokens to the protocol's longest window
 // at the training context; the evaluation lengths themselves are checked
-// where they are known (EvalWindows, and the evaluate stage before it
+// where they are known (shards.Dataset.EvalWindows, and the evaluate stage before it
 // starts), so that the evaluation protocol is not part of the shards.
 //
 // # Tokenizers
@@ -94,37 +99,14 @@
 //
 // # Shards
 //
-// Each shard is an Arrow IPC file (uncompressed; record batches of at most
-// 1,048,576 tokens with one column "tokens" of uint16, or int32 if the
-// vocabulary exceeds 65536) holding a contiguous piece of one split's token
-// stream, at most ShardTokens long. Its
-// schema metadata (keys "routebench.*", see shardKeys) says everything a reader
-// needs: format, tokenizer, vocabulary, end-of-document id, source,
-// normalisation, split and split rule, dataset id, shard index, start offset in
-// the split, whether it is the split's last shard, and the documents ending in
-// it (id, start offset, tokens including the end-of-document id). Readers use
-// this metadata only, never file names, because the artifact store hands out
-// content-addressed blob paths. manifest.json repeats the totals and lists each
-// shard file with its size and sha256; Open accepts it among the paths (it is
-// recognised by content) and then checks the shards against it.
+// The shard layout, the metadata keys, manifest.json and the reading of all
+// of them belong to the reader, stages/tokenize/shards, whose package doc
+// describes them; this package writes them through that package's types
+// (shards.ShardMeta.Schema, shards.Manifest.Marshal), so each format fact has
+// one home.
 //
 // Output is deterministic: identical inputs and Config (Workers aside) give
 // byte-identical shards and manifest. Run writes into a temporary directory
 // inside outDir and moves the files into outDir only on success; on error
 // outDir holds no new files.
-//
-// # Reading
-//
-// Open memory-maps shards (zero copy) and checks they form complete splits of
-// one dataset. TrainBatch and EvalWindows draw offsets from a counter-based
-// hash of (seed, step or window index), so a batch depends only on its
-// arguments and the data, never on call order or Go's math/rand; every model
-// evaluated with the same (seed, L, n) sees the same windows.
-// EvalWindowsInDocuments keeps each window inside one held-out document
-// (meaningful for whole books; OpenWebText documents are shorter than long
-// windows).
-//
-//	d, err := tokenize.Open(paths) // shard files (+ optional manifest.json)
-//	inputs, targets, err := d.TrainBatch(seed, step, batch, T) // batch*T each, row-major
-//	windows, err := d.EvalWindows(seed, L, n)                  // n x (L+1)
 package tokenize

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"routebench/pipeline"
+	"routebench/stages/tokenize/shards"
 )
 
 // An evaluation-only corpus holds every document out, in corpus order,
@@ -20,16 +21,16 @@ func TestEvalOnly(t *testing.T) {
 	cfg.EvalOnly = true
 	_, paths := runOK(t, cfg)
 	d, m := manifestOf(t, paths)
-	if got, want := streamText(t, paths, SplitHeldOut), "first document|second|third|"; got != want {
+	if got, want := streamText(t, paths, shards.SplitHeldOut), "first document|second|third|"; got != want {
 		t.Errorf("held-out stream %q, want every document in corpus order %q", got, want)
 	}
-	if _, err := d.Tokens(SplitTrain); err == nil {
+	if _, err := d.Tokens(shards.SplitTrain); err == nil {
 		t.Error("an evaluation-only corpus has a train split")
 	}
 	if _, _, err := d.TrainBatch(1, 0, 1, 4); err == nil {
 		t.Error("TrainBatch on an evaluation-only corpus did not fail")
 	}
-	if m.HeldOut.Rule != HeldOutAll || m.Splits[SplitHeldOut].Documents != 3 || m.Splits[SplitTrain].Tokens != 0 {
+	if m.HeldOut.Rule != HeldOutAll || m.Splits[shards.SplitHeldOut].Documents != 3 || m.Splits[shards.SplitTrain].Tokens != 0 {
 		t.Errorf("manifest held_out %+v, splits %+v", m.HeldOut, m.Splits)
 	}
 	if info := d.Info(); !strings.HasPrefix(info.SplitRule, "evaluation only") {

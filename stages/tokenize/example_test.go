@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 
 	"routebench/stages/tokenize"
+	"routebench/stages/tokenize/shards"
 )
 
 // Tokenize a small user corpus, then read it back as the train and evaluate
@@ -38,7 +39,7 @@ func Example() {
 		paths = append(paths, filepath.Join(out, e.Name()))
 		fmt.Println(e.Name())
 	}
-	d, err := tokenize.Open(paths)
+	d, err := shards.Open(paths)
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -15,6 +15,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+
+	"routebench/stages/tokenize/shards"
 )
 
 // writeParquet writes a Parquet file with string columns, Hugging Face style.
@@ -87,7 +89,7 @@ func xzOf(t testing.TB, b []byte) []byte {
 // streamText decodes a bytes-tokenizer stream, writing EOT as "|".
 func streamText(t testing.TB, paths []string, split string) string {
 	t.Helper()
-	d, err := Open(paths)
+	d, err := shards.Open(paths)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,12 +120,12 @@ func TestUserFormats(t *testing.T) {
 	cfg := testConfig(TokenizerBytes, filepath.Join(dir, "data"))
 	cfg.HeldOut, cfg.ShardTokens = []string{"held.txt"}, 1000
 	_, paths := runOK(t, cfg)
-	if got := streamText(t, paths, SplitTrain); got != "json one|json\ntwo|pq one|pq two|" {
+	if got := streamText(t, paths, shards.SplitTrain); got != "json one|json\ntwo|pq one|pq two|" {
 		t.Errorf("train stream %q", got)
 	}
-	d, _ := Open(paths)
+	d, _ := shards.Open(paths)
 	defer d.Close()
-	docs, _ := d.Documents(SplitTrain)
+	docs, _ := d.Documents(shards.SplitTrain)
 	var ids []string
 	for _, doc := range docs {
 		ids = append(ids, doc.ID)
@@ -151,15 +153,15 @@ func TestXZArchives(t *testing.T) {
 	cfg := testConfig(TokenizerBytes, filepath.Join(dir, "urlsf_subset00-1_data.xz"), filepath.Join(dir, "openwebtext.tar.xz"))
 	cfg.HeldOut, cfg.ShardTokens = []string{"openwebtext.tar.xz"}, 16
 	_, paths := runOK(t, cfg)
-	if got := streamText(t, paths, SplitTrain); got != "web page one|web page two\n|" {
+	if got := streamText(t, paths, shards.SplitTrain); got != "web page one|web page two\n|" {
 		t.Errorf("train stream %q", got)
 	}
-	if got := streamText(t, paths, SplitHeldOut); got != "web page one|web page two\n|" {
+	if got := streamText(t, paths, shards.SplitHeldOut); got != "web page one|web page two\n|" {
 		t.Errorf("held-out stream %q", got)
 	}
-	d, _ := Open(paths)
+	d, _ := shards.Open(paths)
 	defer d.Close()
-	docs, _ := d.Documents(SplitHeldOut)
+	docs, _ := d.Documents(shards.SplitHeldOut)
 	if len(docs) != 2 || docs[1].ID != "openwebtext.tar.xz/openwebtext/urlsf_subset00-2_data.xz/openwebtext/0002-b.txt" || docs[1].Norm != "crlf" {
 		t.Errorf("held-out documents %+v", docs)
 	}

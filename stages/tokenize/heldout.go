@@ -12,8 +12,6 @@ const (
 	HeldOutByFraction = "fraction"        // the ValFraction rule alone held out enough
 	HeldOutByTopUp    = "fraction+top-up" // further documents by ascending hash, up to MinHeldOutTokens
 	HeldOutAll        = "all"             // Config.EvalOnly: every document (an evaluation corpus)
-	partHead          = "head"            // docEntry.Part of a split document's train part
-	partTail          = "tail"            // docEntry.Part of a split document's held-out part
 )
 
 // candidate is a training document that the top-up may hold out.

@@ -12,6 +12,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"routebench/stages/tokenize/shards"
 )
 
 // smallCorpusConfig is a user corpus under nanoGPT's fraction, which holds
@@ -40,9 +42,9 @@ func uniqueDocs(t *testing.T, n, size int) (string, map[string]string) {
 	return dir, files
 }
 
-func manifestOf(t *testing.T, paths []string) (*Dataset, *Manifest) {
+func manifestOf(t *testing.T, paths []string) (*shards.Dataset, *shards.Manifest) {
 	t.Helper()
-	d, err := Open(paths)
+	d, err := shards.Open(paths)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,11 +58,11 @@ func manifestOf(t *testing.T, paths []string) (*Dataset, *Manifest) {
 func checkNoLeak(t *testing.T, paths []string, files map[string]string) {
 	t.Helper()
 	d, m := manifestOf(t, paths)
-	train, held := streamText(t, paths, SplitTrain), streamText(t, paths, SplitHeldOut)
+	train, held := streamText(t, paths, shards.SplitTrain), streamText(t, paths, shards.SplitHeldOut)
 	parts := map[string][]string{} // id -> texts of its entries, train first
-	for _, split := range []string{SplitTrain, SplitHeldOut} {
+	for _, split := range []string{shards.SplitTrain, shards.SplitHeldOut} {
 		stream := train
-		if split == SplitHeldOut {
+		if split == shards.SplitHeldOut {
 			stream = held
 		}
 		docs, err := d.Documents(split)
@@ -69,7 +71,7 @@ func checkNoLeak(t *testing.T, paths []string, files map[string]string) {
 		}
 		for _, doc := range docs {
 			parts[doc.ID] = append(parts[doc.ID], stream[doc.Start:doc.Start+doc.Tokens])
-			if split == SplitHeldOut {
+			if split == shards.SplitHeldOut {
 				text := strings.TrimSuffix(stream[doc.Start:doc.Start+doc.Tokens], "|")
 				if strings.Contains(train, text) {
 					t.Errorf("held-out %s (%s) leaks into train: %.40q", doc.ID, doc.Part, text)
@@ -94,20 +96,20 @@ func TestHeldOutOneFileKeepsTheTail(t *testing.T) {
 	_, paths := runOK(t, smallCorpusConfig(corpus, 1025, 8*33))
 	d, m := manifestOf(t, paths)
 	info := d.Info()
-	if info.Splits[SplitHeldOut].Tokens != 1025 || info.Splits[SplitTrain].Tokens != 5001-1025 {
+	if info.Splits[shards.SplitHeldOut].Tokens != 1025 || info.Splits[shards.SplitTrain].Tokens != 5001-1025 {
 		t.Errorf("splits %+v, want the last 1025 of 5001 tokens held out", info.Splits)
 	}
-	want := ManifestSplitDocument{ID: "docs/d000.txt", TrainTokens: 5001 - 1025, HeldOutTokens: 1025}
+	want := shards.ManifestSplitDocument{ID: "docs/d000.txt", TrainTokens: 5001 - 1025, HeldOutTokens: 1025}
 	if h := m.HeldOut; h.Rule != HeldOutByTopUp || h.MinTokens != 1025 || h.ByFraction != 0 || h.TopUp != 0 || h.Split == nil || *h.Split != want {
 		t.Errorf("manifest held_out %+v (split %+v), want a top-up that cut %+v", h, h.Split, want)
 	}
-	for split, part := range map[string]string{SplitTrain: partHead, SplitHeldOut: partTail} {
+	for split, part := range map[string]string{shards.SplitTrain: shards.PartHead, shards.SplitHeldOut: shards.PartTail} {
 		docs, _ := d.Documents(split)
 		if len(docs) != 1 || docs[0].Part != part || info.Splits[split].Documents != 1 {
 			t.Errorf("%s documents %+v, want the one document's %s", split, docs, part)
 		}
 	}
-	if got := streamText(t, paths, SplitHeldOut); got != files["d000.txt"][5000-1024:]+"|" {
+	if got := streamText(t, paths, shards.SplitHeldOut); got != files["d000.txt"][5000-1024:]+"|" {
 		t.Errorf("held-out stream %.40q..., want the document's last 1024 bytes and its end", got)
 	}
 	checkNoLeak(t, paths, files)
@@ -120,7 +122,7 @@ func TestHeldOutFewDocuments(t *testing.T) {
 			cfg := smallCorpusConfig(corpus, 1000, 300)
 			_, paths := runOK(t, cfg)
 			d, m := manifestOf(t, paths)
-			held := d.Info().Splits[SplitHeldOut].Tokens
+			held := d.Info().Splits[shards.SplitHeldOut].Tokens
 			if held < 1000 || m.HeldOut.Rule != HeldOutByTopUp {
 				t.Fatalf("held out %d tokens by %+v, want >= 1000 by the top-up", held, m.HeldOut)
 			}
@@ -136,7 +138,7 @@ func TestHeldOutFewDocuments(t *testing.T) {
 				}
 				return 1
 			})
-			docs, _ := d.Documents(SplitHeldOut)
+			docs, _ := d.Documents(shards.SplitHeldOut)
 			var got []string
 			for _, doc := range docs {
 				got = append(got, doc.ID)
@@ -175,7 +177,7 @@ func TestHeldOutCutsTheNextDocument(t *testing.T) {
 	if s := m.HeldOut.Split; s == nil || s.ID != "docs/"+last {
 		t.Errorf("cut %+v, want the last document by hash, docs/%s", s, last)
 	}
-	if sp := d.Info().Splits; sp[SplitHeldOut].Tokens != 1500 || sp[SplitTrain].Tokens != 303 || sp[SplitHeldOut].Documents != 3 {
+	if sp := d.Info().Splits; sp[shards.SplitHeldOut].Tokens != 1500 || sp[shards.SplitTrain].Tokens != 303 || sp[shards.SplitHeldOut].Documents != 3 {
 		t.Errorf("splits %+v", sp)
 	}
 	checkNoLeak(t, paths, files)
@@ -193,7 +195,7 @@ func TestHeldOutParquetCorpus(t *testing.T) {
 	writeParquet(t, filepath.Join(dir, "train-00000-of-00001.parquet"), map[string][]string{"text": texts}, []string{"text"})
 	_, paths := runOK(t, smallCorpusConfig(dir, 128*8+1, 8*9))
 	d, m := manifestOf(t, paths)
-	if held := d.Info().Splits[SplitHeldOut]; held.Tokens < 1025 || m.HeldOut.TopUp < 30 || m.HeldOut.TopUp != held.Documents {
+	if held := d.Info().Splits[shards.SplitHeldOut]; held.Tokens < 1025 || m.HeldOut.TopUp < 30 || m.HeldOut.TopUp != held.Documents {
 		t.Errorf("held out %+v by %+v, want >= 1025 tokens of whole rows", held, m.HeldOut)
 	}
 }

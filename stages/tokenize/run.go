@@ -1,6 +1,7 @@
 package tokenize
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -12,6 +13,8 @@ import (
 	"strings"
 	"sync"
 	"unsafe"
+
+	"routebench/stages/tokenize/shards"
 )
 
 // Run tokenizes the corpus of cfg and writes the shards and manifest.json
@@ -44,8 +47,8 @@ func Run(ctx context.Context, cfg Config, outDir string, progress func(done, tot
 	if old, _ := filepath.Glob(filepath.Join(outDir, "*.arrow")); len(old) > 0 {
 		return fmt.Errorf("tokenize: %s already holds shards (%s); give an empty output directory", outDir, filepath.Base(old[0]))
 	}
-	if _, err := os.Stat(filepath.Join(outDir, ManifestName)); err == nil {
-		return fmt.Errorf("tokenize: %s already holds a %s; give an empty output directory", outDir, ManifestName)
+	if _, err := os.Stat(filepath.Join(outDir, shards.ManifestName)); err == nil {
+		return fmt.Errorf("tokenize: %s already holds a %s; give an empty output directory", outDir, shards.ManifestName)
 	}
 	tmp, err := os.MkdirTemp(outDir, ".tokenize-partial-")
 	if err != nil {
@@ -53,8 +56,8 @@ func Run(ctx context.Context, cfg Config, outDir string, progress func(done, tot
 	}
 	defer os.RemoveAll(tmp)
 
-	common := datasetMeta{
-		Format:        FormatVersion,
+	common := shards.DatasetMeta{
+		Format:        shards.FormatVersion,
 		Tokenizer:     tok.name,
 		VocabSize:     tok.vocab,
 		EOT:           int(tok.eot),
@@ -62,15 +65,15 @@ func Run(ctx context.Context, cfg Config, outDir string, progress func(done, tot
 		Normalisation: normalisationRule,
 		SplitRule:     cfg.splitRule(),
 	}
-	common.TokenType, _ = tokenTypeFor(tok.vocab)
+	common.TokenType, _ = shards.TokenTypeFor(tok.vocab)
 	common.Dataset = datasetID(common, key)
 
 	newState := func(dir string, top *topUp) *runState {
 		st := &runState{
 			cfg: cfg, tok: tok, files: files, held: held, dir: dir, top: top,
 			writers: map[string]*splitWriter{
-				SplitTrain:   newSplitWriter(dir, SplitTrain, common, cfg.ShardTokens),
-				SplitHeldOut: newSplitWriter(dir, SplitHeldOut, common, cfg.ShardTokens),
+				shards.SplitTrain:   newSplitWriter(dir, shards.SplitTrain, common, cfg.ShardTokens),
+				shards.SplitHeldOut: newSplitWriter(dir, shards.SplitHeldOut, common, cfg.ShardTokens),
 			},
 			normalised:   map[string]int{},
 			heldOutFiles: map[string]int64{},
@@ -89,12 +92,12 @@ func Run(ctx context.Context, cfg Config, outDir string, progress func(done, tot
 	if err := st.pass(ctx); err != nil {
 		return err
 	}
-	if heldToks := st.writers[SplitHeldOut].total(); len(cfg.HeldOut) == 0 && st.documents > 0 && heldToks < cfg.MinHeldOutTokens {
+	if heldToks := st.writers[shards.SplitHeldOut].total(); len(cfg.HeldOut) == 0 && st.documents > 0 && heldToks < cfg.MinHeldOutTokens {
 		// The fraction held out too little. Which documents to add is known
 		// only now, from their token counts, so the corpus is tokenized
 		// again with them assigned; a corpus this short is quick to redo,
 		// and every corpus the fraction rule serves pays nothing.
-		top, err := st.planTopUp(heldToks, st.writers[SplitTrain].total())
+		top, err := st.planTopUp(heldToks, st.writers[shards.SplitTrain].total())
 		if err != nil {
 			return err
 		}
@@ -108,7 +111,7 @@ func Run(ctx context.Context, cfg Config, outDir string, progress func(done, tot
 		if err := st.pass(ctx); err != nil {
 			return err
 		}
-		if got := st.writers[SplitHeldOut].total(); got != heldToks+top.tokens+top.splitTail {
+		if got := st.writers[shards.SplitHeldOut].total(); got != heldToks+top.tokens+top.splitTail {
 			return fmt.Errorf("tokenize: internal error: the held-out top-up planned %d tokens and the second pass held out %d; please report it",
 				heldToks+top.tokens+top.splitTail, got)
 		}
@@ -116,22 +119,25 @@ func Run(ctx context.Context, cfg Config, outDir string, progress func(done, tot
 	if err := st.check(); err != nil {
 		return err
 	}
-	man := st.manifest(common, key)
-	b, err := man.marshal()
+	man, err := st.manifest(common, key)
 	if err != nil {
 		return err
 	}
-	if err := os.WriteFile(filepath.Join(st.dir, ManifestName), b, 0o644); err != nil {
+	b, err := man.Marshal()
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(st.dir, shards.ManifestName), b, 0o644); err != nil {
 		return fmt.Errorf("tokenize: %w", err)
 	}
 	// Shards first, manifest last: a directory with a manifest is complete.
 	var names []string
-	for _, split := range []string{SplitTrain, SplitHeldOut} {
+	for _, split := range []string{shards.SplitTrain, shards.SplitHeldOut} {
 		for _, s := range st.writers[split].written {
 			names = append(names, s.File)
 		}
 	}
-	for _, name := range append(names, ManifestName) {
+	for _, name := range append(names, shards.ManifestName) {
 		if err := os.Rename(filepath.Join(st.dir, name), filepath.Join(outDir, name)); err != nil {
 			return fmt.Errorf("tokenize: moving output into place: %w", err)
 		}
@@ -142,11 +148,11 @@ func Run(ctx context.Context, cfg Config, outDir string, progress func(done, tot
 	return nil
 }
 
-// datasetID names one Run's output, so that Open can refuse shards of
+// datasetID names one Run's output, so that shards.Open can refuse shards of
 // different runs mixed together.
-func datasetID(common datasetMeta, key Key) string {
+func datasetID(common shards.DatasetMeta, key Key) string {
 	b, _ := json.Marshal(struct {
-		Meta datasetMeta
+		Meta shards.DatasetMeta
 		Key  Key
 	}{common, key})
 	sum := sha256.Sum256(b)
@@ -169,7 +175,7 @@ type runState struct {
 	heldOutFiles map[string]int64 // tokens per held-out file (HeldOut only)
 	byFraction   int              // documents held out by the ValFraction rule
 	byTopUp      int              // documents held out whole by the top-up
-	split        *ManifestSplitDocument
+	split        *shards.ManifestSplitDocument
 	cands        candidates // first pass: training documents the top-up may take
 
 	progress     func(done, total int64, note string)
@@ -290,18 +296,18 @@ func (st *runState) produce(ctx context.Context, order, work chan<- *piece) erro
 				st.skippedEmpty++
 				return nil
 			}
-			ds := &docState{id: d.id, where: d.where, file: f.base(), split: SplitTrain, note: note, ord: st.produced}
+			ds := &docState{id: d.id, where: d.where, file: f.base(), split: shards.SplitTrain, note: note, ord: st.produced}
 			st.produced++
 			if st.cfg.EvalOnly {
-				ds.split = SplitHeldOut
+				ds.split = shards.SplitHeldOut
 			} else if len(st.cfg.HeldOut) > 0 {
 				if st.held[f.path] {
-					ds.split = SplitHeldOut
+					ds.split = shards.SplitHeldOut
 				}
 			} else if ds.hash = docHash(st.cfg.Seed, d.id); fractionOf(ds.hash) < st.cfg.ValFraction {
-				ds.split, ds.by = SplitHeldOut, HeldOutByFraction
+				ds.split, ds.by = shards.SplitHeldOut, HeldOutByFraction
 			} else if st.top != nil && st.top.whole[ds.ord] {
-				ds.split, ds.by = SplitHeldOut, HeldOutByTopUp
+				ds.split, ds.by = shards.SplitHeldOut, HeldOutByTopUp
 			} else if st.top != nil && st.top.splitOrd == ds.ord {
 				ds.by = HeldOutByTopUp // its tail; the head goes first, to train
 				ds.head = st.top.splitLen - st.top.splitTail
@@ -369,8 +375,8 @@ func (st *runState) consume(ctx context.Context, order <-chan *piece) error {
 				st.normalised[k]++
 			}
 		}
-		if len(st.cfg.HeldOut) > 0 && p.doc.split == SplitHeldOut {
-			st.heldOutFiles[p.doc.file] += st.writers[SplitHeldOut].total() - p.doc.start
+		if len(st.cfg.HeldOut) > 0 && p.doc.split == shards.SplitHeldOut {
+			st.heldOutFiles[p.doc.file] += st.writers[shards.SplitHeldOut].total() - p.doc.start
 		}
 		if st.progress != nil {
 			for curFile < p.file {
@@ -395,9 +401,9 @@ func (st *runState) consume(ctx context.Context, order <-chan *piece) error {
 // holds that token, starts the held-out part (each part is an entry of its
 // split's document list, with the same id and Part "head" or "tail").
 func (st *runState) add(d *docState, toks []uint32) error {
-	if d.head > 0 && d.split == SplitTrain {
+	if d.head > 0 && d.split == shards.SplitTrain {
 		k := min(int64(len(toks)), d.head-d.written)
-		train := st.writers[SplitTrain]
+		train := st.writers[shards.SplitTrain]
 		if err := train.add(toks[:k]); err != nil {
 			return err
 		}
@@ -406,8 +412,8 @@ func (st *runState) add(d *docState, toks []uint32) error {
 		if d.written < d.head {
 			return nil
 		}
-		train.endDoc(docEntry{ID: d.id, Start: d.start, Tokens: d.head, Norm: d.note, Part: partHead})
-		d.split, d.start = SplitHeldOut, st.writers[SplitHeldOut].total()
+		train.endDoc(shards.DocEntry{ID: d.id, Start: d.start, Tokens: d.head, Norm: d.note, Part: shards.PartHead})
+		d.split, d.start = shards.SplitHeldOut, st.writers[shards.SplitHeldOut].total()
 	}
 	d.written += int64(len(toks))
 	return st.writers[d.split].add(toks)
@@ -416,14 +422,14 @@ func (st *runState) add(d *docState, toks []uint32) error {
 // endDoc records a document whose last token (end-of-document) was added.
 func (st *runState) endDoc(d *docState) error {
 	w := st.writers[d.split]
-	e := docEntry{ID: d.id, Start: d.start, Tokens: w.total() - d.start, Norm: d.note}
+	e := shards.DocEntry{ID: d.id, Start: d.start, Tokens: w.total() - d.start, Norm: d.note}
 	if d.head > 0 {
-		if d.split != SplitHeldOut || d.written != st.top.splitLen {
+		if d.split != shards.SplitHeldOut || d.written != st.top.splitLen {
 			return fmt.Errorf("tokenize: internal error: %s has %d tokens now and had %d in the first pass, so the held-out top-up cannot cut it where it planned; please report it",
 				d.where, d.written, st.top.splitLen)
 		}
-		e.Part = partTail
-		st.split = &ManifestSplitDocument{ID: d.id, TrainTokens: d.head, HeldOutTokens: e.Tokens}
+		e.Part = shards.PartTail
+		st.split = &shards.ManifestSplitDocument{ID: d.id, TrainTokens: d.head, HeldOutTokens: e.Tokens}
 	}
 	w.endDoc(e)
 	switch {
@@ -431,7 +437,7 @@ func (st *runState) endDoc(d *docState) error {
 		st.byFraction++
 	case d.by == HeldOutByTopUp && d.head == 0:
 		st.byTopUp++
-	case d.split == SplitTrain && st.top == nil:
+	case d.split == shards.SplitTrain && st.top == nil:
 		st.cands.add(candidate{hash: d.hash, ord: d.ord, tokens: e.Tokens})
 	}
 	return nil
@@ -442,7 +448,7 @@ func (st *runState) endDoc(d *docState) error {
 // windows actually evaluated is the evaluate stage's check (those lengths
 // are not part of the shards).
 func (st *runState) check() error {
-	train, heldOut := st.writers[SplitTrain], st.writers[SplitHeldOut]
+	train, heldOut := st.writers[shards.SplitTrain], st.writers[shards.SplitHeldOut]
 	switch {
 	case st.documents == 0:
 		return fmt.Errorf("corpus: no text in the %d input files (first: %s); give files with text in them", len(st.files), st.files[0].path)
@@ -459,30 +465,38 @@ func (st *runState) check() error {
 	return nil
 }
 
-func (st *runState) manifest(common datasetMeta, key Key) *Manifest {
-	m := &Manifest{
-		datasetMeta:  common,
-		Config:       key,
+func (st *runState) manifest(common shards.DatasetMeta, key Key) (*shards.Manifest, error) {
+	// The key as Key's JSON, HTML characters unescaped as in the rest of the
+	// manifest, so that its bytes are what they were before the reader moved.
+	var cfgJSON bytes.Buffer
+	enc := json.NewEncoder(&cfgJSON)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(key); err != nil {
+		return nil, fmt.Errorf("tokenize: manifest: %w", err)
+	}
+	m := &shards.Manifest{
+		DatasetMeta:  common,
+		Config:       cfgJSON.Bytes(),
 		InputFiles:   len(st.files),
 		InputBytes:   st.totalBytes,
 		SkippedEmpty: st.skippedEmpty,
 		Normalised:   st.normalised,
-		Splits:       map[string]ManifestSplit{},
+		Splits:       map[string]shards.ManifestSplit{},
 	}
 	switch {
 	case st.cfg.EvalOnly:
-		m.HeldOut = ManifestHeldOut{Rule: HeldOutAll}
+		m.HeldOut = shards.ManifestHeldOut{Rule: HeldOutAll}
 	case len(st.cfg.HeldOut) > 0:
 		m.HeldOutFiles = st.heldOutFiles
-		m.HeldOut = ManifestHeldOut{Rule: HeldOutByFiles}
+		m.HeldOut = shards.ManifestHeldOut{Rule: HeldOutByFiles}
 	default:
-		m.HeldOut = ManifestHeldOut{Rule: HeldOutByFraction, MinTokens: st.cfg.MinHeldOutTokens, ByFraction: st.byFraction}
+		m.HeldOut = shards.ManifestHeldOut{Rule: HeldOutByFraction, MinTokens: st.cfg.MinHeldOutTokens, ByFraction: st.byFraction}
 		if st.top != nil {
 			m.HeldOut.Rule, m.HeldOut.TopUp, m.HeldOut.TopUpTokens, m.HeldOut.Split = HeldOutByTopUp, st.byTopUp, st.top.tokens, st.split
 		}
 	}
 	for name, w := range st.writers {
-		m.Splits[name] = ManifestSplit{Tokens: w.total(), Documents: w.docs, Shards: w.written}
+		m.Splits[name] = shards.ManifestSplit{Tokens: w.total(), Documents: w.docs, Shards: w.written}
 	}
-	return m
+	return m, nil
 }

@@ -11,6 +11,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"routebench/stages/tokenize/shards"
 )
 
 // smallCorpus writes n .txt documents of a few hundred bytes each.
@@ -61,7 +63,7 @@ func TestRunRoundTripBytes(t *testing.T) {
 	cfg := testConfig(TokenizerBytes, dir)
 	cfg.ValFraction, cfg.HeldOut, cfg.ShardTokens = 0, []string{"b"}, 8
 	out, paths := runOK(t, cfg)
-	d, err := Open(paths)
+	d, err := shards.Open(paths)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,9 +72,9 @@ func TestRunRoundTripBytes(t *testing.T) {
 	if info.Tokenizer != "bytes" || info.VocabSize != 257 || info.EOT != 256 || info.TokenType != "uint16" {
 		t.Errorf("info %+v", info)
 	}
-	train, _ := d.Tokens(SplitTrain)
-	held, _ := d.Tokens(SplitHeldOut)
-	got := func(tk *Tokens) string {
+	train, _ := d.Tokens(shards.SplitTrain)
+	held, _ := d.Tokens(shards.SplitHeldOut)
+	got := func(tk *shards.Tokens) string {
 		var b strings.Builder
 		for i := int64(0); i < tk.Len(); i++ {
 			if v := tk.At(i); v == 256 {
@@ -89,22 +91,22 @@ func TestRunRoundTripBytes(t *testing.T) {
 	if g := got(held); g != "C\xc3\xa6sar|" {
 		t.Errorf("held-out stream %q", g)
 	}
-	docs, err := d.Documents(SplitTrain)
+	docs, err := d.Documents(shards.SplitTrain)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []Document{{ID: "c/a.txt", Start: 0, Tokens: 24, Norm: "crlf"}, {ID: "c/sub/c.txt", Start: 24, Tokens: 6}}
+	want := []shards.Document{{ID: "c/a.txt", Start: 0, Tokens: 24, Norm: "crlf"}, {ID: "c/sub/c.txt", Start: 24, Tokens: 6}}
 	if !slices.Equal(docs, want) {
 		t.Errorf("documents %+v, want %+v", docs, want)
 	}
-	if hd, _ := d.Documents(SplitHeldOut); len(hd) != 1 || hd[0].Norm != "latin1" {
+	if hd, _ := d.Documents(shards.SplitHeldOut); len(hd) != 1 || hd[0].Norm != "latin1" {
 		t.Errorf("held-out documents %+v", hd)
 	}
-	if s := info.Splits[SplitTrain]; s.Tokens != 30 || s.Documents != 2 || s.Shards != 4 {
+	if s := info.Splits[shards.SplitTrain]; s.Tokens != 30 || s.Documents != 2 || s.Shards != 4 {
 		t.Errorf("train split %+v", s)
 	}
-	var m Manifest
-	b, _ := os.ReadFile(filepath.Join(out, ManifestName))
+	var m shards.Manifest
+	b, _ := os.ReadFile(filepath.Join(out, shards.ManifestName))
 	if err := json.Unmarshal(b, &m); err != nil {
 		t.Fatal(err)
 	}
@@ -136,13 +138,13 @@ func TestValFractionSplitIsSeededAndWhole(t *testing.T) {
 	heldIDs := func(seed uint64) []string {
 		cfg.Seed = seed
 		_, paths := runOK(t, cfg)
-		d, err := Open(paths)
+		d, err := shards.Open(paths)
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer d.Close()
-		docs, _ := d.Documents(SplitHeldOut)
-		train, _ := d.Documents(SplitTrain)
+		docs, _ := d.Documents(shards.SplitHeldOut)
+		train, _ := d.Documents(shards.SplitTrain)
 		if len(docs)+len(train) != 40 {
 			t.Fatalf("documents %d+%d, want 40", len(docs), len(train))
 		}
@@ -287,8 +289,8 @@ func TestKey(t *testing.T) {
 		t.Fatal(err)
 	}
 	names := slices.Sorted(maps.Keys(fields))
-	if want := []string{"format", "held_out", "inputs", "seed", "shard_tokens", "tokenizer", "val_fraction"}; !slices.Equal(names, want) || fields["format"] != FormatVersion {
-		t.Errorf("key %s: fields %v, want %v with format %s", base, names, want, FormatVersion)
+	if want := []string{"format", "held_out", "inputs", "seed", "shard_tokens", "tokenizer", "val_fraction"}; !slices.Equal(names, want) || fields["format"] != shards.FormatVersion {
+		t.Errorf("key %s: fields %v, want %v with format %s", base, names, want, shards.FormatVersion)
 	}
 	if again := keyJSON(testConfig(TokenizerBytes, corpus)); again != base {
 		t.Errorf("key not deterministic:\n%s\n%s", base, again)
@@ -336,7 +338,7 @@ func TestKey(t *testing.T) {
 
 	cfg := testConfig(TokenizerBytes, corpus)
 	_, paths := runOK(t, cfg)
-	d, err := Open(paths)
+	d, err := shards.Open(paths)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"routebench/stages/tokenize/shards"
 )
 
 // batchTokens is the most tokens per record batch: a shard's buffer is a
@@ -26,7 +28,7 @@ const batchTokens = 1 << 20
 // that to notice a missing tail.
 type splitWriter struct {
 	dir         string
-	meta        shardMeta // common fields filled in; per-shard fields set at flush
+	meta        shards.ShardMeta // common fields filled in; per-shard fields set at flush
 	shardTokens int
 	chunkTokens int
 
@@ -34,16 +36,16 @@ type splitWriter struct {
 	// (one of the two lists is used); spare chunks are kept for reuse.
 	u16, spare16 [][]uint16
 	i32, spare32 [][]int32
-	n            int        // tokens buffered
-	ended        []docEntry // documents whose last token is in the buffer
-	start        int64      // split offset of the buffer's first token
+	n            int               // tokens buffered
+	ended        []shards.DocEntry // documents whose last token is in the buffer
+	start        int64             // split offset of the buffer's first token
 
 	docs    int
-	written []ManifestShard
+	written []shards.ManifestShard
 }
 
-func newSplitWriter(dir, split string, common datasetMeta, shardTokens int) *splitWriter {
-	return &splitWriter{dir: dir, meta: shardMeta{datasetMeta: common, Split: split},
+func newSplitWriter(dir, split string, common shards.DatasetMeta, shardTokens int) *splitWriter {
+	return &splitWriter{dir: dir, meta: shards.ShardMeta{DatasetMeta: common, Split: split},
 		shardTokens: shardTokens, chunkTokens: min(shardTokens, batchTokens)}
 }
 
@@ -94,7 +96,7 @@ func appendChunked[T uint16 | int32](chunks [][]T, spare *[][]T, toks []uint32, 
 
 // endDoc records a document whose tokens, end-of-document id included, have
 // all been added.
-func (w *splitWriter) endDoc(e docEntry) {
+func (w *splitWriter) endDoc(e shards.DocEntry) {
 	w.ended = append(w.ended, e)
 	w.docs++
 }
@@ -113,12 +115,12 @@ func (w *splitWriter) flush(last bool) error {
 	m.Start = w.start
 	m.Tokens = int64(w.n)
 	m.Last = last
-	docs, err := marshalDocs(w.ended)
+	docs, err := shards.MarshalDocs(w.ended)
 	if err != nil {
 		return fmt.Errorf("tokenize: shard metadata: %w", err)
 	}
 	m.Documents = docs
-	schema := m.schema()
+	schema := m.Schema()
 
 	// The arrays borrow the chunks (no copy); they are written before the
 	// chunks are reused.
@@ -146,7 +148,7 @@ func (w *splitWriter) flush(last bool) error {
 	if err != nil {
 		return err
 	}
-	w.written = append(w.written, ManifestShard{File: name, Index: m.Index, Start: m.Start, Tokens: m.Tokens, Bytes: size, SHA256: sum})
+	w.written = append(w.written, shards.ManifestShard{File: name, Index: m.Index, Start: m.Start, Tokens: m.Tokens, Bytes: size, SHA256: sum})
 	w.start += m.Tokens
 	w.n = 0
 	w.spare16, w.u16 = append(w.spare16, w.u16...), w.u16[:0]

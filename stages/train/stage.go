@@ -13,23 +13,23 @@ import (
 	"routebench/model"
 	"routebench/modelspec"
 	"routebench/pipeline"
-	"routebench/stages/tokenize"
+	"routebench/stages/tokenize/shards"
 )
 
 // Kind is the stage kind; stage names are "train/<variant>".
 const Kind = "train"
 
 // Stage returns the training stage of one variant.
-func Stage(cfg modelspec.Config, shards *pipeline.Stage) *pipeline.Stage {
+func Stage(cfg modelspec.Config, tokenized *pipeline.Stage) *pipeline.Stage {
 	return &pipeline.Stage{
 		Name:     Kind + "/" + cfg.Variant,
 		Kind:     Kind,
 		Config:   cfg,
-		Inputs:   []pipeline.Input{{Name: tokenize.ShardsInput, Stage: shards}},
+		Inputs:   []pipeline.Input{{Name: shards.Input, Stage: tokenized}},
 		Code:     []string{"routebench/stages/train"},
 		Volatile: []string{modelspec.SpeedFile},
 		Run: func(rc *pipeline.RunContext) error {
-			ds, err := tokenize.OpenInput(rc, tokenize.ShardsInput)
+			ds, err := shards.OpenInput(rc, shards.Input)
 			if err != nil {
 				return err
 			}

@@ -1,4 +1,4 @@
-package tokenize
+package shards
 
 import (
 	"bytes"
@@ -6,14 +6,16 @@ import (
 	"fmt"
 )
 
-// ManifestName is the file Run writes beside the shards.
+// ManifestName is the file tokenize.Run writes beside the shards.
 const ManifestName = "manifest.json"
 
-// Manifest is manifest.json: the totals of a Run and its shard files. It
+// Manifest is manifest.json: the totals of a tokenize.Run and its shard files. It
 // holds no timestamps or durations, so identical runs give identical bytes.
 type Manifest struct {
-	datasetMeta
-	Config       Key                      `json:"config"` // what the tokenize stage hashed
+	DatasetMeta
+	// Config is the key the tokenize stage hashed (its tokenize.Key), kept
+	// as written: a reader never needs the writer's settings, only their record.
+	Config       json.RawMessage          `json:"config"`
 	InputFiles   int                      `json:"input_files"`
 	InputBytes   int64                    `json:"input_bytes"`
 	SkippedEmpty int                      `json:"skipped_empty_documents"`
@@ -60,13 +62,13 @@ type ManifestShard struct {
 	SHA256 string `json:"sha256"`
 }
 
-func (m *Manifest) marshal() ([]byte, error) {
+func (m *Manifest) Marshal() ([]byte, error) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false) // keep "CRLF -> LF" readable
 	enc.SetIndent("", "  ")
 	if err := enc.Encode(m); err != nil {
-		return nil, fmt.Errorf("tokenize: manifest: %w", err)
+		return nil, fmt.Errorf("shards: manifest: %w", err)
 	}
 	return buf.Bytes(), nil
 }

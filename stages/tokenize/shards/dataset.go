@@ -1,4 +1,4 @@
-package tokenize
+package shards
 
 import (
 	"bytes"
@@ -60,7 +60,7 @@ type openShard struct {
 	data  []byte // the mapping
 	rd    *ipc.FileReader
 	recs  []arrow.RecordBatch
-	meta  shardMeta
+	meta  ShardMeta
 	parts []tokenPart // views into data, one per record batch; start is relative to the shard
 }
 
@@ -76,7 +76,7 @@ const arrowMagic = "ARROW1"
 // error to open only some splits (say, just the held-out shards).
 func Open(paths []string) (_ *Dataset, err error) {
 	if len(paths) == 0 {
-		return nil, errors.New("tokenize: Open: no shard files given")
+		return nil, errors.New("shards: Open: no shard files given")
 	}
 	d := &Dataset{splits: map[string]*Tokens{}}
 	defer func() {
@@ -87,22 +87,22 @@ func Open(paths []string) (_ *Dataset, err error) {
 	for _, p := range paths {
 		head, err := readHead(p, len(arrowMagic))
 		if err != nil {
-			return nil, fmt.Errorf("tokenize: Open: %w", err)
+			return nil, fmt.Errorf("shards: Open: %w", err)
 		}
 		if string(head) != arrowMagic {
 			b, err := os.ReadFile(p)
 			if err != nil {
-				return nil, fmt.Errorf("tokenize: Open: %w", err)
+				return nil, fmt.Errorf("shards: Open: %w", err)
 			}
 			m, ok, err := parseManifest(b)
 			if !ok {
-				return nil, fmt.Errorf("tokenize: Open: %s is neither a token shard (Arrow IPC file) nor a %s written by stages/tokenize", p, ManifestName)
+				return nil, fmt.Errorf("shards: Open: %s is neither a token shard (Arrow IPC file) nor a %s written by stages/tokenize", p, ManifestName)
 			}
 			if err != nil {
-				return nil, fmt.Errorf("tokenize: Open: %s: %w", p, err)
+				return nil, fmt.Errorf("shards: Open: %s: %w", p, err)
 			}
 			if d.manifest != nil {
-				return nil, fmt.Errorf("tokenize: Open: two manifests given (%s is the second)", p)
+				return nil, fmt.Errorf("shards: Open: two manifests given (%s is the second)", p)
 			}
 			d.manifest = m
 			continue
@@ -114,7 +114,7 @@ func Open(paths []string) (_ *Dataset, err error) {
 		d.shards = append(d.shards, s)
 	}
 	if len(d.shards) == 0 {
-		return nil, errors.New("tokenize: Open: no shard files among the paths (only a manifest)")
+		return nil, errors.New("shards: Open: no shard files among the paths (only a manifest)")
 	}
 	if err := d.assemble(); err != nil {
 		return nil, err
@@ -141,7 +141,7 @@ func openShardFile(path string) (_ *openShard, err error) {
 	defer func() {
 		if err != nil {
 			s.close()
-			err = fmt.Errorf("tokenize: Open: %s is not a valid token shard: %w", path, err)
+			err = fmt.Errorf("shards: Open: %s is not a valid token shard: %w", path, err)
 		}
 	}()
 	if s.data, err = mmapFile(path); err != nil {
@@ -212,15 +212,15 @@ func (s *openShard) close() {
 // assemble checks the shards against each other (and the manifest) and
 // builds the per-split views.
 func (d *Dataset) assemble() error {
-	first := d.shards[0].meta.datasetMeta
+	first := d.shards[0].meta.DatasetMeta
 	for _, s := range d.shards[1:] {
-		if s.meta.datasetMeta != first {
-			return fmt.Errorf("tokenize: Open: %s and %s come from different tokenize runs (dataset %s/%s, tokenizer %s/%s); give the shards of one run",
+		if s.meta.DatasetMeta != first {
+			return fmt.Errorf("shards: Open: %s and %s come from different tokenize runs (dataset %s/%s, tokenizer %s/%s); give the shards of one run",
 				d.shards[0].path, s.path, first.Dataset, s.meta.Dataset, first.Tokenizer, s.meta.Tokenizer)
 		}
 	}
-	if m := d.manifest; m != nil && m.datasetMeta != first {
-		return fmt.Errorf("tokenize: Open: the %s given is for dataset %s, the shards are dataset %s", ManifestName, m.Dataset, first.Dataset)
+	if m := d.manifest; m != nil && m.DatasetMeta != first {
+		return fmt.Errorf("shards: Open: the %s given is for dataset %s, the shards are dataset %s", ManifestName, m.Dataset, first.Dataset)
 	}
 	d.info = Info{Format: first.Format, Dataset: first.Dataset, Tokenizer: first.Tokenizer, VocabSize: first.VocabSize,
 		EOT: int32(first.EOT), TokenType: first.TokenType, Source: first.Source, Normalisation: first.Normalisation,
@@ -233,7 +233,7 @@ func (d *Dataset) assemble() error {
 	if d.manifest != nil {
 		for split, ms := range d.manifest.Splits {
 			if len(ms.Shards) > 0 && len(bySplit[split]) == 0 {
-				return fmt.Errorf("tokenize: Open: split %q: the %s lists %d shards, none given", split, ManifestName, len(ms.Shards))
+				return fmt.Errorf("shards: Open: split %q: the %s lists %d shards, none given", split, ManifestName, len(ms.Shards))
 			}
 		}
 	}
@@ -245,16 +245,16 @@ func (d *Dataset) assemble() error {
 			switch {
 			case s.meta.Index != i:
 				if s.meta.Index < i {
-					return fmt.Errorf("tokenize: Open: split %q: shard %d given twice (%s)", split, s.meta.Index, s.path)
+					return fmt.Errorf("shards: Open: split %q: shard %d given twice (%s)", split, s.meta.Index, s.path)
 				}
-				return fmt.Errorf("tokenize: Open: split %q: shard %d is missing (the next given is %d, %s)", split, i, s.meta.Index, s.path)
+				return fmt.Errorf("shards: Open: split %q: shard %d is missing (the next given is %d, %s)", split, i, s.meta.Index, s.path)
 			case s.meta.Start != t.n:
-				return fmt.Errorf("tokenize: Open: split %q: shard %d (%s) starts at token %d, want %d", split, i, s.path, s.meta.Start, t.n)
+				return fmt.Errorf("shards: Open: split %q: shard %d (%s) starts at token %d, want %d", split, i, s.path, s.meta.Start, t.n)
 			case s.meta.Last != (i == len(shards)-1):
 				if s.meta.Last {
-					return fmt.Errorf("tokenize: Open: split %q: shard %d (%s) is marked last but more follow", split, i, s.path)
+					return fmt.Errorf("shards: Open: split %q: shard %d (%s) is marked last but more follow", split, i, s.path)
 				}
-				return fmt.Errorf("tokenize: Open: split %q: the last shard given (%d, %s) is not the split's last; a shard is missing", split, i, s.path)
+				return fmt.Errorf("shards: Open: split %q: the last shard given (%d, %s) is not the split's last; a shard is missing", split, i, s.path)
 			}
 			for _, p := range s.parts {
 				p.start += t.n
@@ -267,12 +267,12 @@ func (d *Dataset) assemble() error {
 		if m := d.manifest; m != nil {
 			ms, ok := m.Splits[split]
 			if !ok || ms.Tokens != t.n || len(ms.Shards) != len(shards) {
-				return fmt.Errorf("tokenize: Open: split %q: the shards hold %d tokens in %d files, the %s says %d in %d",
+				return fmt.Errorf("shards: Open: split %q: the shards hold %d tokens in %d files, the %s says %d in %d",
 					split, t.n, len(shards), ManifestName, ms.Tokens, len(ms.Shards))
 			}
 			for i, s := range shards {
 				if ms.Shards[i].Bytes != int64(len(s.data)) || ms.Shards[i].Tokens != s.meta.Tokens {
-					return fmt.Errorf("tokenize: Open: split %q shard %d (%s): %d bytes/%d tokens, the %s says %d/%d",
+					return fmt.Errorf("shards: Open: split %q shard %d (%s): %d bytes/%d tokens, the %s says %d/%d",
 						split, i, s.path, len(s.data), s.meta.Tokens, ManifestName, ms.Shards[i].Bytes, ms.Shards[i].Tokens)
 				}
 			}
@@ -313,7 +313,7 @@ func (d *Dataset) Tokens(split string) (*Tokens, error) {
 			have = append(have, k)
 		}
 		sort.Strings(have)
-		return nil, fmt.Errorf("tokenize: split %q is not among the opened shards (have: %v); pass its shard files to Open", split, have)
+		return nil, fmt.Errorf("shards: split %q is not among the opened shards (have: %v); pass its shard files to Open", split, have)
 	}
 	return t, nil
 }
@@ -333,9 +333,9 @@ func (d *Dataset) Documents(split string) ([]Document, error) {
 	}
 	sort.Slice(shards, func(i, j int) bool { return shards[i].meta.Index < shards[j].meta.Index })
 	for _, s := range shards {
-		var entries []docEntry
+		var entries []DocEntry
 		if err := json.Unmarshal([]byte(s.meta.Documents), &entries); err != nil {
-			return nil, fmt.Errorf("tokenize: %s: document list: %w", s.path, err)
+			return nil, fmt.Errorf("shards: %s: document list: %w", s.path, err)
 		}
 		for _, e := range entries {
 			docs = append(docs, Document{ID: e.ID, Start: e.Start, Tokens: e.Tokens, Norm: e.Norm, Part: e.Part})

@@ -1,4 +1,4 @@
-package tokenize
+package shards_test
 
 import (
 	"os"
@@ -6,19 +6,21 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"unsafe"
+
+	"routebench/stages/tokenize"
+	"routebench/stages/tokenize/shards"
 )
 
-// shardsBySplit returns the output paths without the manifest, and the manifest.
-func shardsOnly(paths []string) (shards []string, manifest string) {
+// shardsOnly returns the output paths without the manifest, and the manifest.
+func shardsOnly(paths []string) (shardFiles []string, manifest string) {
 	for _, p := range paths {
-		if filepath.Base(p) == ManifestName {
+		if filepath.Base(p) == shards.ManifestName {
 			manifest = p
 		} else {
-			shards = append(shards, p)
+			shardFiles = append(shardFiles, p)
 		}
 	}
-	return shards, manifest
+	return shardFiles, manifest
 }
 
 // blobCopies copies files to extension-less names, as the artifact store does.
@@ -41,13 +43,13 @@ func blobCopies(t *testing.T, paths []string) []string {
 
 func TestOpenChecksAndZeroCopy(t *testing.T) {
 	corpus := smallCorpus(t, 10)
-	cfg := testConfig(TokenizerGPT2, corpus)
+	cfg := testConfig(tokenize.TokenizerGPT2, corpus)
 	cfg.ShardTokens = 50
 	_, paths := runOK(t, cfg)
-	shards, manifest := shardsOnly(paths)
+	shardFiles, manifest := shardsOnly(paths)
 	blobs := blobCopies(t, paths)
 	slices.Reverse(blobs) // order and names must not matter
-	d, err := Open(blobs)
+	d, err := shards.Open(blobs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,26 +57,17 @@ func TestOpenChecksAndZeroCopy(t *testing.T) {
 	if info.Tokenizer != "gpt2" || info.VocabSize != 50257 || info.EOT != 50256 || d.Manifest() == nil {
 		t.Errorf("info %+v", info)
 	}
-	tr, _ := d.Tokens(SplitTrain)
-	if tr.Len() != info.Splits[SplitTrain].Tokens || info.Splits[SplitTrain].Shards < 2 {
-		t.Errorf("train %d tokens, info %+v", tr.Len(), info.Splits[SplitTrain])
+	tr, _ := d.Tokens(shards.SplitTrain)
+	if tr.Len() != info.Splits[shards.SplitTrain].Tokens || info.Splits[shards.SplitTrain].Shards < 2 {
+		t.Errorf("train %d tokens, info %+v", tr.Len(), info.Splits[shards.SplitTrain])
 	}
 	// Zero copy: the token slices point into the file mappings.
-	inMap := len(d.shards) > 0
-	for _, s := range d.shards {
-		lo := uintptr(unsafe.Pointer(&s.data[0]))
-		for _, part := range s.parts {
-			p := uintptr(unsafe.Pointer(&part.u16[0]))
-			if p < lo || p >= lo+uintptr(len(s.data)) {
-				inMap = false
-			}
-		}
-	}
+	inMap := shards.ViewsOfMappings(d)
 	if !inMap {
 		t.Errorf("token slices are not views of the mapped files")
 	}
 	// Every document ends with EOT at the offset the metadata gives.
-	docs, _ := d.Documents(SplitTrain)
+	docs, _ := d.Documents(shards.SplitTrain)
 	for _, doc := range docs {
 		if tr.At(doc.Start+doc.Tokens-1) != 50256 {
 			t.Errorf("document %s does not end with EOT", doc.ID)
@@ -84,10 +77,10 @@ func TestOpenChecksAndZeroCopy(t *testing.T) {
 
 	mustFail := func(name string, paths []string, want string) {
 		t.Helper()
-		d, err := Open(paths)
+		d, err := shards.Open(paths)
 		if err == nil {
 			d.Close()
-			t.Errorf("%s: Open succeeded", name)
+			t.Errorf("%s: shards.Open succeeded", name)
 			return
 		}
 		if !strings.Contains(err.Error(), want) {
@@ -95,8 +88,8 @@ func TestOpenChecksAndZeroCopy(t *testing.T) {
 		}
 	}
 	var train []string
-	for _, s := range shards {
-		if strings.HasPrefix(filepath.Base(s), SplitTrain) {
+	for _, s := range shardFiles {
+		if strings.HasPrefix(filepath.Base(s), shards.SplitTrain) {
 			train = append(train, s)
 		}
 	}
@@ -107,20 +100,20 @@ func TestOpenChecksAndZeroCopy(t *testing.T) {
 	mustFail("not a shard", []string{filepath.Join(corpus, "doc00.txt")}, "neither a token shard")
 	mustFail("nothing", nil, "no shard files")
 
-	other := testConfig(TokenizerGPT2, corpus)
+	other := testConfig(tokenize.TokenizerGPT2, corpus)
 	other.ShardTokens = 70
 	_, otherPaths := runOK(t, other)
 	otherShards, _ := shardsOnly(otherPaths)
-	mustFail("mixed runs", append([]string{otherShards[0]}, shards...), "different tokenize runs")
+	mustFail("mixed runs", append([]string{otherShards[0]}, shardFiles...), "different tokenize runs")
 
 	// Only the held-out shards: enough for evaluation.
 	var held []string
-	for _, s := range shards {
-		if strings.HasPrefix(filepath.Base(s), SplitHeldOut) {
+	for _, s := range shardFiles {
+		if strings.HasPrefix(filepath.Base(s), shards.SplitHeldOut) {
 			held = append(held, s)
 		}
 	}
-	d, err = Open(held)
+	d, err = shards.Open(held)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,15 +127,15 @@ func TestOpenChecksAndZeroCopy(t *testing.T) {
 }
 
 func TestBatchesAndWindows(t *testing.T) {
-	cfg := testConfig(TokenizerBytes, smallCorpus(t, 10))
+	cfg := testConfig(tokenize.TokenizerBytes, smallCorpus(t, 10))
 	cfg.ShardTokens = 100 // batches cross shard boundaries
 	_, paths := runOK(t, cfg)
-	d, err := Open(paths)
+	d, err := shards.Open(paths)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer d.Close()
-	tr, _ := d.Tokens(SplitTrain)
+	tr, _ := d.Tokens(shards.SplitTrain)
 	all := make([]int32, tr.Len())
 	if err := tr.Read(all, 0); err != nil {
 		t.Fatal(err)
@@ -192,46 +185,12 @@ func TestBatchesAndWindows(t *testing.T) {
 			t.Errorf("window %d: not stable when asking for more windows", i)
 		}
 	}
-	held, _ := d.Tokens(SplitHeldOut)
+	held, _ := d.Tokens(shards.SplitHeldOut)
 	if _, err := d.EvalWindows(11, int(held.Len()), 1); err == nil || !strings.Contains(err.Error(), "needs") {
 		t.Errorf("window as long as the held-out stream: %v", err)
 	}
 	if _, err := d.EvalWindows(11, int(held.Len())-1, 1); err != nil {
 		t.Errorf("window of held-out length - 1: %v", err)
-	}
-}
-
-// The int32 storage path: no tokenizer here has a vocabulary above 65536,
-// so write shards directly with a made-up one.
-func TestInt32Shards(t *testing.T) {
-	dir := t.TempDir()
-	common := datasetMeta{Format: FormatVersion, Dataset: "test", Tokenizer: "big", VocabSize: 70_000, EOT: 69_999,
-		TokenType: "int32", Source: "test", Normalisation: normalisationRule, SplitRule: "test"}
-	for _, split := range []string{SplitTrain, SplitHeldOut} {
-		w := newSplitWriter(dir, split, common, 3)
-		if err := w.add([]uint32{1, 66_000, 5, 69_998, 69_999}); err != nil {
-			t.Fatal(err)
-		}
-		w.endDoc(docEntry{ID: "d", Start: 0, Tokens: 5})
-		if err := w.finish(); err != nil {
-			t.Fatal(err)
-		}
-	}
-	d, err := Open(listDir(t, dir))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Close()
-	tr, _ := d.Tokens(SplitTrain)
-	got := make([]int32, tr.Len())
-	if err := tr.Read(got, 0); err != nil {
-		t.Fatal(err)
-	}
-	if !slices.Equal(got, []int32{1, 66_000, 5, 69_998, 69_999}) || tr.Uint16Parts() != nil || len(tr.Int32Parts()) != 2 {
-		t.Errorf("int32 stream %v, parts %d", got, len(tr.Int32Parts()))
-	}
-	if info := d.Info(); info.TokenType != "int32" || info.Splits[SplitTrain].Shards != 2 || info.Splits[SplitTrain].Documents != 1 {
-		t.Errorf("info %+v", info)
 	}
 }
 
@@ -243,10 +202,10 @@ func TestEvalWindowsInDocuments(t *testing.T) {
 		"held2.txt": strings.Repeat("b", 10), // too short for L=20: never used
 		"held3.txt": strings.Repeat("c", 25),
 	})
-	cfg := testConfig(TokenizerBytes, dir)
+	cfg := testConfig(tokenize.TokenizerBytes, dir)
 	cfg.HeldOut, cfg.ShardTokens = []string{"held1", "held2", "held3"}, 16
 	_, paths := runOK(t, cfg)
-	d, err := Open(paths)
+	d, err := shards.Open(paths)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package tokenize
+package shards
 
 import (
 	"encoding/json"
@@ -18,14 +18,14 @@ const (
 	keyEOT           = "routebench.eot_id"        // decimal
 	keyTokenType     = "routebench.token_type"    // "uint16" | "int32"
 	keySource        = "routebench.source"        // what the corpus was
-	keyNormalisation = "routebench.normalisation" // normalisationRule
+	keyNormalisation = "routebench.normalisation" // the writer's normalisation rule
 	keySplitRule     = "routebench.split_rule"    // how documents were assigned to splits
 	keySplit         = "routebench.split"         // "train" | "heldout"
 	keyShard         = "routebench.shard"         // index of this shard within its split, from 0
 	keyStart         = "routebench.start"         // offset of this shard's first token in the split stream
 	keyTokens        = "routebench.tokens"        // tokens in this shard
 	keyLast          = "routebench.last"          // "true" on the split's last shard
-	keyDocuments     = "routebench.documents"     // JSON array of docEntry: documents ending in this shard
+	keyDocuments     = "routebench.documents"     // JSON array of DocEntry: documents ending in this shard
 )
 
 var shardKeys = []string{keyFormat, keyDataset, keyTokenizer, keyVocabSize, keyEOT, keyTokenType, keySource,
@@ -34,8 +34,8 @@ var shardKeys = []string{keyFormat, keyDataset, keyTokenizer, keyVocabSize, keyE
 // tokensField is the single column of a shard.
 const tokensField = "tokens"
 
-// datasetMeta is what every shard of one Run shares.
-type datasetMeta struct {
+// DatasetMeta is what every shard of one Run shares.
+type DatasetMeta struct {
 	Format        string `json:"format"`
 	Dataset       string `json:"dataset"`
 	Tokenizer     string `json:"tokenizer"`
@@ -47,9 +47,9 @@ type datasetMeta struct {
 	SplitRule     string `json:"split_rule"`
 }
 
-// shardMeta is one shard's metadata.
-type shardMeta struct {
-	datasetMeta
+// ShardMeta is one shard's metadata.
+type ShardMeta struct {
+	DatasetMeta
 	Split     string
 	Index     int
 	Start     int64
@@ -58,10 +58,10 @@ type shardMeta struct {
 	Documents string // JSON, parsed only when asked for (OpenWebText shards list ~15K documents each)
 }
 
-// docEntry is a document in shard metadata. Start is its first token's
+// DocEntry is a document in shard metadata. Start is its first token's
 // offset in the split stream; Tokens counts its end-of-document token (a
 // split document's head has none).
-type docEntry struct {
+type DocEntry struct {
 	ID     string `json:"id"`
 	Start  int64  `json:"start"`
 	Tokens int64  `json:"tokens"`
@@ -69,15 +69,15 @@ type docEntry struct {
 	Part   string `json:"part,omitempty"` // a split document's "head" (train) or "tail" (held out); "" = whole
 }
 
-func tokenTypeFor(vocab int) (string, arrow.DataType) {
+func TokenTypeFor(vocab int) (string, arrow.DataType) {
 	if vocab <= 1<<16 {
 		return "uint16", arrow.PrimitiveTypes.Uint16
 	}
 	return "int32", arrow.PrimitiveTypes.Int32
 }
 
-func (m shardMeta) schema() *arrow.Schema {
-	_, typ := tokenTypeFor(m.VocabSize)
+func (m ShardMeta) Schema() *arrow.Schema {
+	_, typ := TokenTypeFor(m.VocabSize)
 	values := []string{m.Format, m.Dataset, m.Tokenizer, strconv.Itoa(m.VocabSize), strconv.Itoa(m.EOT), m.TokenType,
 		m.Source, m.Normalisation, m.SplitRule, m.Split, strconv.Itoa(m.Index), strconv.FormatInt(m.Start, 10),
 		strconv.FormatInt(m.Tokens, 10), strconv.FormatBool(m.Last), m.Documents}
@@ -86,7 +86,7 @@ func (m shardMeta) schema() *arrow.Schema {
 }
 
 // parseShardMeta reads and checks a shard's metadata.
-func parseShardMeta(md arrow.Metadata) (shardMeta, error) {
+func parseShardMeta(md arrow.Metadata) (ShardMeta, error) {
 	get := func(k string) (string, error) {
 		i := md.FindKey(k)
 		if i < 0 {
@@ -94,7 +94,7 @@ func parseShardMeta(md arrow.Metadata) (shardMeta, error) {
 		}
 		return md.Values()[i], nil
 	}
-	var m shardMeta
+	var m ShardMeta
 	var err error
 	str := func(k string, dst *string) {
 		if err == nil {
@@ -137,7 +137,7 @@ func parseShardMeta(md arrow.Metadata) (shardMeta, error) {
 	if m.Last, err = strconv.ParseBool(last); err != nil {
 		return m, fmt.Errorf("metadata key %q: %w", keyLast, err)
 	}
-	if want, _ := tokenTypeFor(m.VocabSize); m.TokenType != want {
+	if want, _ := TokenTypeFor(m.VocabSize); m.TokenType != want {
 		return m, fmt.Errorf("token type %q for vocabulary %d, want %q", m.TokenType, m.VocabSize, want)
 	}
 	if m.Split != SplitTrain && m.Split != SplitHeldOut {
@@ -146,9 +146,9 @@ func parseShardMeta(md arrow.Metadata) (shardMeta, error) {
 	return m, nil
 }
 
-func marshalDocs(docs []docEntry) (string, error) {
+func MarshalDocs(docs []DocEntry) (string, error) {
 	if docs == nil {
-		docs = []docEntry{}
+		docs = []DocEntry{}
 	}
 	b, err := json.Marshal(docs)
 	return string(b), err

@@ -1,6 +1,6 @@
 //go:build unix
 
-package tokenize
+package shards
 
 import (
 	"fmt"

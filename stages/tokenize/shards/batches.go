@@ -1,8 +1,10 @@
-package tokenize
+package shards
 
 import (
 	"fmt"
 	"sort"
+
+	"routebench/stages/tokenize/internal/splitmix"
 )
 
 // Tokens is one split's token stream: the shards' token arrays in order,
@@ -45,7 +47,7 @@ func (t *Tokens) At(i int64) int32 {
 // shard boundaries.
 func (t *Tokens) Read(dst []int32, off int64) error {
 	if off < 0 || off+int64(len(dst)) > t.n {
-		return fmt.Errorf("tokenize: reading tokens [%d, %d) of a stream of %d", off, off+int64(len(dst)), t.n)
+		return fmt.Errorf("shards: reading tokens [%d, %d) of a stream of %d", off, off+int64(len(dst)), t.n)
 	}
 	for len(dst) > 0 {
 		p := t.parts[t.part(off)]
@@ -111,21 +113,21 @@ const (
 // contain the end-of-document id), as in nanoGPT.
 func (d *Dataset) TrainBatch(seed uint64, step, batch, T int) (inputs, targets []int32, err error) {
 	if batch <= 0 || T <= 0 || step < 0 {
-		return nil, nil, fmt.Errorf("tokenize: TrainBatch(step %d, batch %d, T %d): step must be >= 0, batch and T positive", step, batch, T)
+		return nil, nil, fmt.Errorf("shards: TrainBatch(step %d, batch %d, T %d): step must be >= 0, batch and T positive", step, batch, T)
 	}
 	t, err := d.Tokens(SplitTrain)
 	if err != nil {
 		return nil, nil, err
 	}
 	if t.n < int64(T)+1 {
-		return nil, nil, fmt.Errorf("tokenize: the training split has %d tokens, a sequence of T=%d needs %d", t.n, T, T+1)
+		return nil, nil, fmt.Errorf("shards: the training split has %d tokens, a sequence of T=%d needs %d", t.n, T, T+1)
 	}
 	inputs = make([]int32, batch*T)
 	targets = make([]int32, batch*T)
 	window := make([]int32, T+1)
 	starts := uint64(t.n - int64(T))
 	for b := range batch {
-		off := int64(below(hashKeys(streamTrain, seed, uint64(step), uint64(b)), starts))
+		off := int64(splitmix.Below(splitmix.HashKeys(streamTrain, seed, uint64(step), uint64(b)), starts))
 		if err := t.Read(window, off); err != nil {
 			return nil, nil, err
 		}
@@ -143,20 +145,20 @@ func (d *Dataset) TrainBatch(seed uint64, step, batch, T int) (inputs, targets [
 // span documents, as in nanoGPT's validation stream.
 func (d *Dataset) EvalWindows(seed uint64, L, n int) ([][]int32, error) {
 	if L <= 0 || n < 0 {
-		return nil, fmt.Errorf("tokenize: EvalWindows(L %d, n %d): L must be positive and n >= 0", L, n)
+		return nil, fmt.Errorf("shards: EvalWindows(L %d, n %d): L must be positive and n >= 0", L, n)
 	}
 	t, err := d.Tokens(SplitHeldOut)
 	if err != nil {
 		return nil, err
 	}
 	if t.n < int64(L)+1 {
-		return nil, fmt.Errorf("tokenize: the held-out split has %d tokens, an evaluation window of L=%d needs %d; hold out more text (HeldOut, ValFraction) or evaluate shorter windows",
+		return nil, fmt.Errorf("shards: the held-out split has %d tokens, an evaluation window of L=%d needs %d; hold out more text (tokenize.Config HeldOut, ValFraction) or evaluate shorter windows",
 			t.n, L, L+1)
 	}
 	starts := uint64(t.n - int64(L))
 	out := make([][]int32, n)
 	for i := range n {
-		off := int64(below(hashKeys(streamEval, seed, uint64(L), uint64(i)), starts))
+		off := int64(splitmix.Below(splitmix.HashKeys(streamEval, seed, uint64(L), uint64(i)), starts))
 		out[i] = make([]int32, L+1)
 		if err := t.Read(out[i], off); err != nil {
 			return nil, err
@@ -175,7 +177,7 @@ func (d *Dataset) EvalWindows(seed uint64, L, n int) ([][]int32, error) {
 // (seed, L, i) as in EvalWindows.
 func (d *Dataset) EvalWindowsInDocuments(seed uint64, L, n int) ([][]int32, error) {
 	if L <= 0 || n < 0 {
-		return nil, fmt.Errorf("tokenize: EvalWindowsInDocuments(L %d, n %d): L must be positive and n >= 0", L, n)
+		return nil, fmt.Errorf("shards: EvalWindowsInDocuments(L %d, n %d): L must be positive and n >= 0", L, n)
 	}
 	t, err := d.Tokens(SplitHeldOut)
 	if err != nil {
@@ -200,12 +202,12 @@ func (d *Dataset) EvalWindowsInDocuments(seed uint64, L, n int) ([][]int32, erro
 		}
 	}
 	if total == 0 {
-		return nil, fmt.Errorf("tokenize: no held-out document has the %d tokens an evaluation window of L=%d needs (longest: %d); use EvalWindows, which spans documents, or hold out longer documents",
+		return nil, fmt.Errorf("shards: no held-out document has the %d tokens an evaluation window of L=%d needs (longest: %d); use EvalWindows, which spans documents, or hold out longer documents",
 			L+1, L, longest)
 	}
 	out := make([][]int32, n)
 	for i := range n {
-		r := int64(below(hashKeys(streamEval, seed, uint64(L), uint64(i)), uint64(total)))
+		r := int64(splitmix.Below(splitmix.HashKeys(streamEval, seed, uint64(L), uint64(i)), uint64(total)))
 		k := sort.Search(len(cum), func(k int) bool { return cum[k] > r }) - 1
 		out[i] = make([]int32, L+1)
 		if err := t.Read(out[i], spans[k].lo+r-cum[k]); err != nil {

@@ -1,4 +1,4 @@
-package tokenize
+package shards
 
 import (
 	"fmt"
@@ -6,12 +6,12 @@ import (
 	"routebench/pipeline"
 )
 
-// ShardsInput is the input name under which the stages that read shards
+// Input is the input name under which the stages that read shards
 // (train, evaluate) declare the tokenize stage.
-const ShardsInput = "shards"
+const Input = "shards"
 
 // OpenInput memory-maps the tokenize artifact that a running stage declared
-// as its input named input (normally ShardsInput). This is the one way a
+// as its input named input (normally Input). This is the one way a
 // stage reads shards: it passes every file of the artifact but the runner's
 // own to Open, which recognises shards and manifest by content (artifact
 // files are content-addressed blobs) and checks they form whole splits.
