@@ -54,14 +54,14 @@ func paramSpecs(c Config) []paramSpec {
 		H, R, K := c.Heads, modelspec.PathRank, modelspec.PathConv
 		for l := 0; l < c.Layers; l++ {
 			ps = append(ps,
-				paramSpec{Name: blockName(l, pathDown), Shape: []int{D, R}, Decay: true},
-				paramSpec{Name: blockName(l, pathUp), Shape: []int{R, D}, Decay: true},
-				paramSpec{Name: blockName(l, pathConv), Shape: []int{K, D}, Decay: false},
-				paramSpec{Name: blockName(l, pathWB), Shape: []int{D, H}, Decay: true},
-				paramSpec{Name: blockName(l, pathBB), Shape: []int{H}, Decay: false},
+				paramSpec{Name: blockName(l, modelspec.PathDown), Shape: []int{D, R}, Decay: true},
+				paramSpec{Name: blockName(l, modelspec.PathUp), Shape: []int{R, D}, Decay: true},
+				paramSpec{Name: blockName(l, modelspec.PathConvW), Shape: []int{K, D}, Decay: false},
+				paramSpec{Name: blockName(l, modelspec.PathWBeta), Shape: []int{D, H}, Decay: true},
+				paramSpec{Name: blockName(l, modelspec.PathBBeta), Shape: []int{H}, Decay: false},
 			)
 			if v.ForgetGate {
-				ps = append(ps, paramSpec{Name: blockName(l, foxWG), Shape: []int{D, H}, Decay: true}, paramSpec{Name: blockName(l, foxBG), Shape: []int{H}, Decay: false})
+				ps = append(ps, paramSpec{Name: blockName(l, modelspec.FoxWGate), Shape: []int{D, H}, Decay: true}, paramSpec{Name: blockName(l, modelspec.FoxBGate), Shape: []int{H}, Decay: false})
 			}
 		}
 	}
@@ -104,9 +104,9 @@ func initParams(c Config, specs []paramSpec) [][]float32 {
 			for j := range x {
 				x[j] = 1
 			}
-		case "b1", "b2", pathBB, foxBG: // beta = 1 and a gate of log(1/2) per token at init (modelspec/path.go)
+		case "b1", "b2", modelspec.PathBBeta, modelspec.FoxBGate: // beta = 1 and a gate of log(1/2) per token at init (modelspec/path.go)
 		case modelspec.AngleProjName: // zero: the model starts as nope (modelspec/angleproj.go)
-		case pathConv: // PyTorch's Conv1d default, fan-in K (depthwise), as the official PaTH keeps it
+		case modelspec.PathConvW: // PyTorch's Conv1d default, fan-in K (depthwise), as the official PaTH keeps it
 			bound := 1 / math.Sqrt(float64(s.Shape[0]))
 			h := fnv.New64a()
 			h.Write([]byte(s.Name))

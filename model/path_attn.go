@@ -28,17 +28,6 @@ import (
 // Cost O(T^3) per head: fine at training lengths (T <= 512), which is
 // all this graph is for; the native evaluator streams in O(L d).
 
-// Tensor names of a block's PaTH parameters (modelspec/path.go).
-const (
-	pathDown = modelspec.PathDown
-	pathUp   = modelspec.PathUp
-	pathConv = modelspec.PathConvW
-	pathWB   = modelspec.PathWBeta
-	pathBB   = modelspec.PathBBeta
-	foxWG    = modelspec.FoxWGate
-	foxBG    = modelspec.FoxBGate
-)
-
 // pathBroken names a piece that path_mutation_test.go breaks on purpose
 // ("gate", "conv") to prove that the reference tests can fail; empty in
 // every real run.
@@ -52,8 +41,8 @@ func (n net) pathLogits(l int, p map[string]*Node, a, q, k *Node) *Node {
 	w, beta := n.pathSteps(l, p, a)
 	s := transportedScores(q, k, w, beta)
 	if n.v.ForgetGate && pathBroken != "gate" {
-		g := logSigmoid(lastAxis(Add, mm(a, p[blockName(l, foxWG)]), p[blockName(l, foxBG)])) // [B, T, H]
-		G := prefixSum(g)                                                                     // [B, H, T]
+		g := logSigmoid(lastAxis(Add, mm(a, p[blockName(l, modelspec.FoxWGate)]), p[blockName(l, modelspec.FoxBGate)])) // [B, T, H]
+		G := prefixSum(g)                                                                                               // [B, H, T]
 		T := G.Shape().Dimensions[2]
 		s = Add(s, Sub(expandAxis(G, 3, T), expandAxis(G, 2, T)))
 	}
@@ -64,14 +53,14 @@ func (n net) pathLogits(l int, p map[string]*Node, a, q, k *Node) *Node {
 // [B, T, H] of the Householder steps of block l.
 func (n net) pathSteps(l int, p map[string]*Node, a *Node) (w, beta *Node) {
 	B, T := a.Shape().Dimensions[0], a.Shape().Dimensions[1]
-	z := mm(mm(a, p[blockName(l, pathDown)]), p[blockName(l, pathUp)])
+	z := mm(mm(a, p[blockName(l, modelspec.PathDown)]), p[blockName(l, modelspec.PathUp)])
 	y := z
 	if pathBroken != "conv" {
-		y = causalConv(z, p[blockName(l, pathConv)])
+		y = causalConv(z, p[blockName(l, modelspec.PathConvW)])
 	}
 	y = Reshape(Mul(y, Logistic(y)), B, T, n.H, n.d) // SiLU, then per head
 	w = Div(y, InsertAxes(Sqrt(AddScalar(ReduceSum(Square(y), -1), modelspec.PathNormEps)), -1))
-	beta = MulScalar(Logistic(lastAxis(Add, mm(a, p[blockName(l, pathWB)]), p[blockName(l, pathBB)])), 2)
+	beta = MulScalar(Logistic(lastAxis(Add, mm(a, p[blockName(l, modelspec.PathWBeta)]), p[blockName(l, modelspec.PathBBeta)])), 2)
 	return w, beta
 }
 

@@ -39,8 +39,8 @@ func newRefPath(t *testing.T, set *weights.Set, l int, hs [][]float64) *refPath 
 		}
 		return out
 	}
-	norm1, down, up, conv := get("norm1", D), get(pathDown, D, R), get(pathUp, R, D), get(pathConv, K, D)
-	wb, bb := get(pathWB, D, H), get(pathBB, H)
+	norm1, down, up, conv := get("norm1", D), get(modelspec.PathDown, D, R), get(modelspec.PathUp, R, D), get(modelspec.PathConvW, K, D)
+	wb, bb := get(modelspec.PathWBeta, D, H), get(modelspec.PathBBeta, H)
 	z := make([][]float64, L)
 	an := make([][]float64, L)
 	for i, h := range hs {
@@ -80,7 +80,7 @@ func newRefPath(t *testing.T, set *weights.Set, l int, hs [][]float64) *refPath 
 		}
 	}
 	if a.ForgetGate {
-		wg, bg := get(foxWG, D, H), get(foxBG, H)
+		wg, bg := get(modelspec.FoxWGate, D, H), get(modelspec.FoxBGate, H)
 		p.G = make([][]float64, L)
 		acc := make([]float64, H)
 		for i := range hs {

@@ -135,9 +135,9 @@ func TestPathTrainSmoke(t *testing.T) {
 				if set.Arch != c.Arch() || !set.Arch.Householder {
 					t.Errorf("arch %+v, want %+v", set.Arch, c.Arch())
 				}
-				names := []string{pathDown, pathUp, pathConv, pathWB, pathBB}
+				names := []string{modelspec.PathDown, modelspec.PathUp, modelspec.PathConvW, modelspec.PathWBeta, modelspec.PathBBeta}
 				if v == "path-fox" {
-					names = append(names, foxWG, foxBG)
+					names = append(names, modelspec.FoxWGate, modelspec.FoxBGate)
 				}
 				for l := 0; l < c.Layers; l++ {
 					for _, n := range names {

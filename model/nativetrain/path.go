@@ -11,17 +11,6 @@ import (
 // and the choices: modelspec/path.go; the gomlx graph: model/path_attn.go):
 // everything but the T x T transport, which is path_attention.go.
 
-// Tensor names of a block's PaTH parameters (modelspec/path.go).
-const (
-	pathDown = modelspec.PathDown
-	pathUp   = modelspec.PathUp
-	pathConv = modelspec.PathConvW
-	pathWB   = modelspec.PathWBeta
-	pathBB   = modelspec.PathBBeta
-	foxWG    = modelspec.FoxWGate
-	foxBG    = modelspec.FoxBGate
-)
-
 // pathTape is what the backward pass of one block's PaTH steps reads.
 type pathTape struct {
 	zr    []float32 // [N][R] a1 wpath_down
@@ -50,10 +39,10 @@ func (t *Trainer) pathSteps(params [][]float32, l int, lt *layerTape, rows int) 
 	lt.path = pt
 	pp := func(name string) []float32 { return t.param(params, blockName(l, name)) }
 	pt.zr, pt.z = t.ar.raw(N*R), t.ar.raw(N*D)
-	native.MatMul(pt.zr, lt.a1, pp(pathDown), N, D, R, false, false, false, t.workers)
-	native.MatMul(pt.z, pt.zr, pp(pathUp), N, R, D, false, false, false, t.workers)
+	native.MatMul(pt.zr, lt.a1, pp(modelspec.PathDown), N, D, R, false, false, false, t.workers)
+	native.MatMul(pt.z, pt.zr, pp(modelspec.PathUp), N, R, D, false, false, false, t.workers)
 	pt.yc, pt.sg, pt.w, pt.inv = t.ar.raw(N*D), t.ar.raw(N*D), t.ar.raw(N*D), t.ar.raw(N*H)
-	conv := pp(pathConv)
+	conv := pp(modelspec.PathConvW)
 	t.forRows(N, func(i0, i1 int) {
 		for i := i0; i < i1; i++ {
 			yc, sg, w := pt.yc[i*D:(i+1)*D], pt.sg[i*D:(i+1)*D], pt.w[i*D:(i+1)*D]
@@ -83,12 +72,12 @@ func (t *Trainer) pathSteps(params [][]float32, l int, lt *layerTape, rows int) 
 		}
 	})
 	pt.ainv, pt.coeff = t.ar.raw(rows*H*T*T), t.ar.raw(rows*H*T*T)
-	pt.beta = t.headLinear(lt.a1, pp(pathWB), pp(pathBB), N, func(x float64) float32 { return float32(2 * sigmoid(x)) })
+	pt.beta = t.headLinear(lt.a1, pp(modelspec.PathWBeta), pp(modelspec.PathBBeta), N, func(x float64) float32 { return float32(2 * sigmoid(x)) })
 	if !t.v.ForgetGate {
 		return
 	}
 	pt.gs = t.ar.raw(N * H)
-	g := t.headLinear(lt.a1, pp(foxWG), pp(foxBG), N, func(x float64) float32 {
+	g := t.headLinear(lt.a1, pp(modelspec.FoxWGate), pp(modelspec.FoxBGate), N, func(x float64) float32 {
 		return float32(min(x, 0) - math.Log1p(math.Exp(-math.Abs(x)))) // logsigmoid, stable at both ends
 	})
 	// The gate's derivative from its output: sigmoid(-x) = 1 - exp(logsigmoid(x)).
@@ -161,7 +150,7 @@ func (t *Trainer) pathStepsBackward(params, grads [][]float32, l int, lt *layerT
 	})
 	// The convolution: dconv[k] = sum_t dyc_t z_{t-k} (columns in position
 	// order), dz_t = sum_k conv[k] dyc_{t+k} within the window.
-	conv, dconv := pp(pathConv), g(pathConv)
+	conv, dconv := pp(modelspec.PathConvW), g(modelspec.PathConvW)
 	t.forCols(D, func(j0, j1 int) {
 		for i := 0; i < N; i++ {
 			for k := 0; k < K && k <= i%T; k++ {
@@ -189,11 +178,11 @@ func (t *Trainer) pathStepsBackward(params, grads [][]float32, l int, lt *layerT
 			}
 		}
 	})
-	native.MatMul(g(pathUp), pt.zr, dz, R, N, D, true, false, false, t.workers)
+	native.MatMul(g(modelspec.PathUp), pt.zr, dz, R, N, D, true, false, false, t.workers)
 	dzr := t.ar.raw(N * R)
-	native.MatMul(dzr, dz, pp(pathUp), N, D, R, false, true, false, t.workers)
-	native.MatMul(g(pathDown), lt.a1, dzr, D, N, R, true, false, false, t.workers)
-	native.MatMul(da, dzr, pp(pathDown), N, R, D, false, true, true, t.workers)
+	native.MatMul(dzr, dz, pp(modelspec.PathUp), N, D, R, false, true, false, t.workers)
+	native.MatMul(g(modelspec.PathDown), lt.a1, dzr, D, N, R, true, false, false, t.workers)
+	native.MatMul(da, dzr, pp(modelspec.PathDown), N, R, D, false, true, true, t.workers)
 	// beta = 2 sigmoid(x): d beta / dx = beta (1 - beta / 2).
 	dx := t.ar.raw(N * H)
 	for i, b := range pt.beta {
@@ -202,7 +191,7 @@ func (t *Trainer) pathStepsBackward(params, grads [][]float32, l int, lt *layerT
 	if broken == "beta" {
 		clear(dx)
 	}
-	t.headLinearBackward(lt.a1, pp(pathWB), g(pathWB), g(pathBB), dx, da, N)
+	t.headLinearBackward(lt.a1, pp(modelspec.PathWBeta), g(modelspec.PathWBeta), g(modelspec.PathBBeta), dx, da, N)
 	if !t.v.ForgetGate {
 		return
 	}
@@ -217,7 +206,7 @@ func (t *Trainer) pathStepsBackward(params, grads [][]float32, l int, lt *layerT
 			}
 		}
 	}
-	t.headLinearBackward(lt.a1, pp(foxWG), g(foxWG), g(foxBG), dx, da, N)
+	t.headLinearBackward(lt.a1, pp(modelspec.FoxWGate), g(modelspec.FoxWGate), g(modelspec.FoxBGate), dx, da, N)
 }
 
 // headLinearBackward is headLinear's backward pass from dx, the gradient of

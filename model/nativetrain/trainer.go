@@ -92,12 +92,12 @@ func paramShapes(c modelspec.Config, v modelspec.Variant) map[string][]int {
 		R, K := modelspec.PathRank, modelspec.PathConv
 		for l := 0; l < c.Layers; l++ {
 			for name, shape := range map[string][]int{
-				pathDown: {D, R}, pathUp: {R, D}, pathConv: {K, D}, pathWB: {D, H}, pathBB: {H},
+				modelspec.PathDown: {D, R}, modelspec.PathUp: {R, D}, modelspec.PathConvW: {K, D}, modelspec.PathWBeta: {D, H}, modelspec.PathBBeta: {H},
 			} {
 				want[blockName(l, name)] = shape
 			}
 			if v.ForgetGate {
-				want[blockName(l, foxWG)], want[blockName(l, foxBG)] = []int{D, H}, []int{H}
+				want[blockName(l, modelspec.FoxWGate)], want[blockName(l, modelspec.FoxBGate)] = []int{D, H}, []int{H}
 			}
 		}
 	}
