@@ -305,16 +305,9 @@ func TestAttentionAPIPath(t *testing.T) {
 	D := H * d
 	r := rand.New(rand.NewPCG(9, 9))
 	qkv := randSlice(r, L*3*D, 1)
-	w, beta := make([]float32, H*L*d), make([]float32, H*L)
-	for i := 0; i < H*L; i++ {
-		x := randSlice(r, d, 1)
-		var n float64
-		for _, v := range x {
-			n += float64(v) * float64(v)
-		}
-		for c := range x {
-			w[i*d+c] = x[c] / float32(math.Sqrt(n))
-		}
+	st := randomSteps(H*L, d, 0, 9) // [H][L][d] unit directions are H*L rows
+	w, beta := st.w, st.beta
+	for i := range beta {
 		beta[i] = float32(2 * r.Float64())
 	}
 	ref := make([][]float64, L) // [L][D]
