@@ -11,7 +11,7 @@ PROFILE ?= cpu
 BENCH_DIR := .routebench/bench
 GO_SOURCES := $(shell find . -name '*.go' -not -path './.cache/*' -not -path './.routebench/*') go.mod go.sum pipeline/moddeps.json
 
-.PHONY: all setup modules moddeps corpus build gpu-binary gpu-bundle gpu-check-dryrun key-parity test-xla bench-paper-eval reproduce smoke gate baseline sweep-smoke study-gap study-scale test test-short bench bench-compare clean clean-store
+.PHONY: all setup modules moddeps corpus build gpu-binary gpu-bundle gpu-check-dryrun key-parity test-xla portable bench-paper-eval reproduce smoke gate baseline sweep-smoke study-gap study-scale test test-short bench bench-compare clean clean-store
 
 all: build
 
@@ -120,9 +120,20 @@ gate: smoke
 baseline: smoke
 	./$(BIN) baseline --profile smoke
 
-test: setup test-xla
+# CI=1: setup fetched the corpus, so a test that needs it fails instead of
+# skipping (internal/corpustest).
+test: setup test-xla portable
 	$(GO) vet ./...
-	$(GO) test -timeout 60m ./...
+	CI=$${CI:-1} $(GO) test -timeout 60m ./...
+
+# The builds no test run here executes: the portable kernels (-tags purego,
+# the Go code a CPU without AVX-512 runs) and arm64, built and vetted (vet
+# type-checks the tests too), so that they cannot rot.
+portable: modules
+	$(GO) vet -tags $(TAGS),purego ./...
+	$(GO) build -tags $(TAGS),purego ./...
+	GOARCH=arm64 $(GO) vet ./...
+	GOARCH=arm64 $(GO) build ./...
 
 # The XLA build's own tests (plugin errors; the XLA-vs-Go agreement test
 # skips without a plugin): what the GPU bundle carries must build and vet.

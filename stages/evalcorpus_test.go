@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"routebench/internal/corpustest"
 	"routebench/pipeline"
 	"routebench/stages/evaluate"
 	"routebench/stages/tokenize"
@@ -45,7 +46,7 @@ func TestDefaultTokenizeKeysUnchanged(t *testing.T) {
 			}
 			plan, err := Build(p)
 			if err != nil {
-				t.Skipf("default corpus not available (run `make corpus`): %v", err)
+				corpustest.Missing(t, err)
 			}
 			s, _ := plan.Stage("tokenize")
 			b, err := pipeline.CanonicalConfig(s.Config)

@@ -3,6 +3,7 @@ package stages
 import (
 	"testing"
 
+	"routebench/internal/corpustest"
 	"routebench/modelspec"
 )
 
@@ -21,7 +22,7 @@ func TestPathVariantsDefault(t *testing.T) {
 	}
 	plan, err := Build(def)
 	if err != nil {
-		t.Skipf("default corpus not available (run `make corpus`): %v", err)
+		corpustest.Missing(t, err)
 	}
 	for _, want := range []string{"train/path", "train/path-fox@seed3", "evaluate/path-fox"} {
 		if _, ok := plan.Stage(want); !ok {

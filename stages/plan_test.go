@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"routebench/artifacts"
+	"routebench/internal/corpustest"
 	"routebench/pipeline"
 	"routebench/stages/bench"
 	"routebench/stages/report"
@@ -54,7 +55,7 @@ func needCorpus(t *testing.T) {
 		t.Skip("runs training: full mode only")
 	}
 	if _, err := Build(testProfile()); err != nil {
-		t.Skipf("default corpus not available (run `make corpus`): %v", err)
+		corpustest.Missing(t, err)
 	}
 }
 

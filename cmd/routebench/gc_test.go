@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"routebench/artifacts"
+	"routebench/internal/corpustest"
 	"routebench/pipeline"
 	"routebench/stages"
 )
@@ -189,7 +190,7 @@ func TestGCCommandKeepsRecordedRun(t *testing.T) {
 		t.Skip("builds every built-in profile's plan")
 	}
 	if _, err := stages.Build(mustProfile(t, "smoke")); err != nil {
-		t.Skipf("default corpus not available (make corpus, or set ROUTEBENCH_CACHE): %v", err)
+		corpustest.Missing(t, err) // or set ROUTEBENCH_CACHE
 	}
 	dir := t.TempDir()
 	store, err := artifacts.Open(dir)

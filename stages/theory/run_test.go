@@ -3,8 +3,10 @@ package theory
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -26,16 +28,8 @@ func TestRunSmoke(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("smoke run: %v, %d progress calls", time.Since(start), calls)
-	for _, c := range sum.Checks {
-		t.Logf("%s: %s", c.Name, c.Verdict)
-		for _, cr := range c.Criteria {
-			if !cr.Pass {
-				t.Logf("  FAIL %s: %s", cr.Name, cr.Detail)
-			}
-		}
-	}
-	if !sum.Pass {
-		t.Errorf("smoke config does not pass")
+	for _, f := range verdictFailures(sum) {
+		t.Errorf("smoke config: %s", f)
 	}
 	if calls == 0 {
 		t.Errorf("progress never called")
@@ -59,12 +53,19 @@ func TestRunSmoke(t *testing.T) {
 	}
 }
 
-// TestRunCPU runs the cpu profile into $THEORY_CPU_OUT (skipped otherwise):
-// go test -run TestRunCPU -timeout 30m ./stages/theory/ with THEORY_CPU_OUT=dir.
+// TestRunCPU runs the cpu profile (what make reproduce's theory stage runs)
+// and requires every check the stage reports to PASS: the four checks, each
+// with criteria, every criterion and every mixing family's criterion. Full
+// mode only (about 35 s on 2 cores); the outputs go to $THEORY_CPU_OUT when
+// set (go test -run TestRunCPU ./stages/theory/ with THEORY_CPU_OUT=dir),
+// else to a temporary directory.
 func TestRunCPU(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the cpu profile takes about 35 s; full mode only")
+	}
 	out := os.Getenv("THEORY_CPU_OUT")
 	if out == "" {
-		t.Skip("set THEORY_CPU_OUT to run the cpu profile")
+		out = t.TempDir()
 	}
 	start := time.Now()
 	sum, err := Run(context.Background(), CPUConfig(), out, nil)
@@ -74,10 +75,76 @@ func TestRunCPU(t *testing.T) {
 	t.Logf("cpu run: %v", time.Since(start))
 	for _, c := range sum.Checks {
 		t.Logf("%s: %s", c.Name, c.Verdict)
+	}
+	for _, f := range verdictFailures(sum) {
+		t.Errorf("cpu profile: %s", f)
+	}
+}
+
+// wantChecks are the checks a Summary must carry (checkSummaries).
+var wantChecks = []string{"mixing", "concentration", "farmass", "incoherence"}
+
+// verdictFailures lists what keeps a summary from a full PASS: a missing
+// check or one without criteria, a FAIL verdict, a failing criterion (of a
+// check or of a mixing family), or an overall FAIL. Empty: all passed.
+func verdictFailures(sum *Summary) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, c := range sum.Checks {
+		seen[c.Name] = true
+		if len(c.Criteria) == 0 {
+			out = append(out, fmt.Sprintf("check %s has no criteria", c.Name))
+		}
+		if !c.Pass || c.Verdict != "PASS" {
+			out = append(out, fmt.Sprintf("check %s: %s", c.Name, c.Verdict))
+		}
 		for _, cr := range c.Criteria {
-			t.Logf("  %s %s: %s", verdict(cr.Pass), cr.Name, cr.Detail)
+			if !cr.Pass {
+				out = append(out, fmt.Sprintf("check %s: FAIL %s: %s", c.Name, cr.Name, cr.Detail))
+			}
 		}
 	}
+	for _, name := range wantChecks {
+		if !seen[name] {
+			out = append(out, fmt.Sprintf("check %s missing from the summary", name))
+		}
+	}
+	if sum.Mixing != nil {
+		for _, f := range sum.Mixing.Families {
+			for _, cr := range f.Criteria {
+				if !cr.Pass {
+					out = append(out, fmt.Sprintf("mixing family %s: FAIL %s: %s", f.Family.Name, cr.Name, cr.Detail))
+				}
+			}
+		}
+	}
+	if !sum.Pass {
+		out = append(out, "overall verdict FAIL")
+	}
+	return out
+}
+
+// TestVerdictFailuresSeeABrokenCheck is TestRunCPU's mutation check: a
+// whole stage run (smoke sizes) with a step family that has no spectral gap
+// (identity steps) must be reported, by the mixing check and the family's
+// spectral-gap criterion.
+func TestVerdictFailuresSeeABrokenCheck(t *testing.T) {
+	cfg := SmokeConfig()
+	cfg.Mixing.Families = append(cfg.Mixing.Families, StepFamily{Name: "id", Kind: "identity", Dim: 4})
+	sum, err := Run(context.Background(), cfg, t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := strings.Join(verdictFailures(sum), "\n")
+	for _, want := range []string{"check mixing: FAIL", "mixing family id: FAIL spectral gap", "overall verdict FAIL"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("identity steps: failures do not name %q; got:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "check farmass") {
+		t.Errorf("identity mixing steps failed the far-mass check too:\n%s", got)
+	}
+	t.Logf("identity steps reported as:\n%s", got)
 }
 
 func TestRunCancelled(t *testing.T) {

@@ -6,18 +6,21 @@ import (
 	"path/filepath"
 	"sort"
 	"testing"
+
+	"routebench/internal/corpustest"
 )
 
-// defaultBooksDir is the fetched default corpus, or skips the test.
+// defaultBooksDir is the fetched default corpus (a missing one skips the
+// test, or fails it under CI: corpustest.Missing).
 func defaultBooksDir(t testing.TB) string {
 	t.Helper()
 	cache, err := Config{}.cacheDir()
 	if err != nil {
-		t.Skip(err)
+		corpustest.Missing(t, err)
 	}
 	dir := filepath.Join(cache, defaultCorpusSubdir, "package", "gutenberg")
 	if _, err := os.Stat(filepath.Join(cache, defaultCorpusSubdir, ".verified")); err != nil {
-		t.Skipf("default corpus not fetched (%v); run `make corpus`", err)
+		corpustest.Missing(t, err)
 	}
 	return dir
 }
