@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/gomlx/gomlx/backends"
@@ -220,15 +221,22 @@ func TestCustomOpGradients(t *testing.T) {
 }
 
 // TestModelGradients checks the whole model's loss gradient in float64 for
-// every variant at a few elements of every parameter.
+// every variant at a few elements of every parameter; the learned tables
+// also at random angles (randomAngleSet: at zero angles every rotation is
+// the identity, and a wrong one goes unseen).
 func TestModelGradients(t *testing.T) {
 	variants := modelspec.Variants()
+	random := []string{"learned-qk", "learned-qkv"}
 	if testing.Short() {
-		variants = []string{"alibi", "learned-qkv", "path-fox"}
+		variants, random = []string{"alibi", "learned-qkv", "path-fox"}, []string{"learned-qkv"}
 	}
-	for _, v := range variants {
-		t.Run(v, func(t *testing.T) {
-			set, c := randomSet(t, v)
+	for _, v := range random {
+		variants = append(variants, v+"/random-angles")
+	}
+	for _, name := range variants {
+		v, angles := strings.CutSuffix(name, "/random-angles")
+		t.Run(name, func(t *testing.T) {
+			set, c := randomSetWith(t, v, angles)
 			c.Layers = 1
 			specs := paramSpecs(c)
 			vals := make([][]float32, len(specs))

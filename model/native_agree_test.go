@@ -4,6 +4,7 @@ import (
 	"math"
 	"testing"
 
+	"routebench/internal/kerneltest"
 	"routebench/model/nativetrain"
 	"routebench/modelspec"
 )
@@ -27,15 +28,16 @@ func float64Grads(t *testing.T, c Config, specs []paramSpec, vals [][]float32, t
 
 // agreeConfig is randomSet's model (weights well away from init, so that
 // attention and rotations matter) at the smoke context.
-func agreeCase(t *testing.T, variant string) (Config, []paramSpec, [][]float32, []int32, []int32) {
+// angles: a learned variant's angle table random (randomAngleSet), not zero.
+func agreeCase(t *testing.T, variant string, angles bool) (Config, []paramSpec, [][]float32, []int32, []int32) {
 	t.Helper()
-	return agreeCaseAt(t, variant, 0)
+	return agreeCaseAt(t, variant, 0, angles)
 }
 
 // agreeCaseAt is agreeCase at context T (0: the smoke context).
-func agreeCaseAt(t *testing.T, variant string, T int) (Config, []paramSpec, [][]float32, []int32, []int32) {
+func agreeCaseAt(t *testing.T, variant string, T int, angles bool) (Config, []paramSpec, [][]float32, []int32, []int32) {
 	t.Helper()
-	set, c := randomSet(t, variant)
+	set, c := randomSetWith(t, variant, angles)
 	if T > 0 {
 		c.Context = T
 	}
@@ -56,20 +58,42 @@ func agreeCaseAt(t *testing.T, variant string, T int) (Config, []paramSpec, [][]
 	return c, specs, vals, tok, tgt
 }
 
+// TestNativeGradientsMatchGomlx runs under both kernel sets (portable Go
+// and, where the CPU has it, AVX-512 assembly: kerneltest.Each).
 func TestNativeGradientsMatchGomlx(t *testing.T) {
-	for _, v := range nativeVariants() {
-		t.Run(v, func(t *testing.T) { checkNativeGradients(t, v, 0) })
-	}
-	// A context of 130 crosses two 64-column panels and ends in a partial
-	// one: the causal tile skipping of the T x T products is exercised, and
-	// PaTH's blocked triangular inverse recurses (above 32).
-	for _, v := range []string{"alibi", "learned-qkv", "learned-proj-qkv", "path", "path-fox"} {
-		t.Run(v+"/T=130", func(t *testing.T) { checkNativeGradients(t, v, 130) })
-	}
+	kerneltest.Each(t, func(t *testing.T) {
+		for _, v := range nativeVariants() {
+			t.Run(v, func(t *testing.T) { checkNativeGradients(t, v, 0, false) })
+		}
+		// The learned tables at random angles: with the zero table every
+		// rotation is the identity and a wrong one goes unseen (the
+		// rotation-sign mutation shows it).
+		for _, v := range learnedTableVariants() {
+			t.Run(v+"/random-angles", func(t *testing.T) { checkNativeGradients(t, v, 0, true) })
+		}
+		// A context of 130 crosses two 64-column panels and ends in a partial
+		// one: the causal tile skipping of the T x T products is exercised, and
+		// PaTH's blocked triangular inverse recurses (above 32).
+		for _, v := range []string{"alibi", "learned-qkv", "learned-proj-qkv", "path", "path-fox"} {
+			t.Run(v+"/T=130", func(t *testing.T) { checkNativeGradients(t, v, 130, v == "learned-qkv") })
+		}
+	})
 }
 
-func checkNativeGradients(t *testing.T, v string, T int) {
-	c, specs, vals, tok, tgt := agreeCaseAt(t, v, T)
+// learnedTableVariants are the native trainer's variants that learn an
+// angle table (not an angle projection).
+func learnedTableVariants() []string {
+	var out []string
+	for _, name := range nativeVariants() {
+		if v, _ := modelspec.LookupVariant(name); v.Learned && !v.AngleProj {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
+func checkNativeGradients(t *testing.T, v string, T int, angles bool) {
+	c, specs, vals, tok, tgt := agreeCaseAt(t, v, T, angles)
 	want, wantG := float64Grads(t, c, specs, vals, tok, tgt, 2, c.Context)
 	tr, err := nativetrain.New(c, nativeParams(c), fixedAngles(c), 0)
 	if err != nil {
@@ -110,11 +134,13 @@ func gradError(t *testing.T, specs []paramSpec, grads [][]float32, wantG [][]flo
 // TestNativeAgreementCatchesMutations breaks one piece of the native
 // backward pass at a time (nativetrain.BreakForTest) and checks that the
 // gradient comparison above fails for it: the agreement test can fail.
+// Learned tables get random angles (with the zero table the rotation-sign
+// mutation is invisible).
 func TestNativeAgreementCatchesMutations(t *testing.T) {
 	for _, mu := range nativetrain.Mutations() {
 		piece := mu.Piece
 		t.Run(piece, func(t *testing.T) {
-			c, specs, vals, tok, tgt := agreeCase(t, mu.Variant)
+			c, specs, vals, tok, tgt := agreeCase(t, mu.Variant, true)
 			_, wantG := float64Grads(t, c, specs, vals, tok, tgt, 2, c.Context)
 			defer nativetrain.BreakForTest(piece)()
 			tr, err := nativetrain.New(c, nativeParams(c), fixedAngles(c), 0)

@@ -185,8 +185,24 @@ func refForward(t *testing.T, set *weights.Set, x []int32) [][]float64 {
 }
 
 // randomSet is an untrained model with larger-than-init weights, so that
-// attention patterns and rotations matter in the comparison.
+// attention patterns and rotations matter in the comparison. A learned
+// variant's angle table keeps its initial value (zero: identity rotations);
+// randomAngleSet gives it random angles.
 func randomSet(t *testing.T, variant string) (*weights.Set, Config) {
+	t.Helper()
+	return randomSetWith(t, variant, false)
+}
+
+// randomAngleSet is randomSet with a learned variant's angle table drawn
+// uniformly from [-pi, pi) (a trained table's range): with the zero table
+// every rotation is the identity, so a rotation that is wrong (a flipped
+// sign, a swapped cos and sin) or missing goes unseen.
+func randomAngleSet(t *testing.T, variant string) (*weights.Set, Config) {
+	t.Helper()
+	return randomSetWith(t, variant, true)
+}
+
+func randomSetWith(t *testing.T, variant string, angles bool) (*weights.Set, Config) {
 	t.Helper()
 	c, err := shapeConfig("smoke", variant, 29)
 	if err != nil {
@@ -197,7 +213,13 @@ func randomSet(t *testing.T, variant string) (*weights.Set, Config) {
 	vals := initParams(c, specs)
 	rng := rand.New(rand.NewPCG(3, 4))
 	for i, s := range specs {
-		if s.Name == "angles" {
+		if s.Name == modelspec.AngleTable {
+			if angles {
+				arng := rand.New(rand.NewPCG(7, 8)) // apart from rng: the zero-angle sets stay as they were
+				for j := range vals[i] {
+					vals[i][j] = float32((2*arng.Float64() - 1) * math.Pi)
+				}
+			}
 			continue
 		}
 		for j := range vals[i] {

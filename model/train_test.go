@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"math"
 	"os"
+	"path"
 	"path/filepath"
 	"runtime"
 	"testing"
@@ -144,40 +145,80 @@ func testTrainDeterministicAndResume(t *testing.T, trainer string) {
 
 // TestLearnedGraphRotationMatchesHost checks that the in-graph float32
 // prefix sum of the learned variants (training) and the host float64 path
-// (Forward, native evaluator) give the same loss on a training-length window.
+// (Forward, native evaluator) give the same loss on a training-length window,
+// with the zero angle table (identity rotations) and with random angles.
+// Its mutation check: the host loss with every angle negated (rotations the
+// wrong way round) must differ from the graph's by more than the tolerance,
+// or the comparison could not see a sign error.
 func TestLearnedGraphRotationMatchesHost(t *testing.T) {
-	for _, v := range []string{"learned-qk", "learned-qkv"} {
-		set, c := randomSet(t, v)
-		c.Batch, c.Context = 1, 48
-		tr, err := newTrainer(c)
-		if err != nil {
-			t.Fatal(err)
-		}
-		specs := paramSpecs(c)
-		vals := make([][]float32, len(specs))
-		for i, s := range specs {
-			vals[i], _ = set.Get(s.Name)
-		}
-		tr.setState(vals, vals, vals)
-		win, _ := newSynthData(c.Vocab).EvalWindows(3, c.Context, 1)
-		graphLoss, err := tr.evalLoss(win)
-		tr.close()
-		if err != nil {
-			t.Fatal(err)
-		}
-		logits, err := forward(set, win[0][:c.Context])
-		if err != nil {
-			t.Fatal(err)
-		}
-		var hostLoss float64
-		for i, row := range logits {
-			hostLoss -= weightstest.LogProb(row, win[0][i+1])
-		}
-		hostLoss /= float64(len(logits))
-		if math.Abs(graphLoss-hostLoss) > 1e-4 {
-			t.Fatalf("%s: in-graph rotation loss %.6f, host rotation loss %.6f", v, graphLoss, hostLoss)
+	const tol = 1e-4
+	for _, v := range []string{"learned-qk", "learned-qkv", "learned-proj-qkv"} {
+		for _, random := range []bool{false, true} {
+			if random && v == "learned-proj-qkv" { // no table: its angles come from angle_proj, random in both sets
+				continue
+			}
+			set, c := randomSetWith(t, v, random)
+			c.Batch, c.Context = 1, 48
+			tr, err := newTrainer(c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			specs := paramSpecs(c)
+			vals := make([][]float32, len(specs))
+			for i, s := range specs {
+				vals[i], _ = set.Get(s.Name)
+			}
+			tr.setState(vals, vals, vals)
+			win, _ := newSynthData(c.Vocab).EvalWindows(3, c.Context, 1)
+			graphLoss, err := tr.evalLoss(win)
+			tr.close()
+			if err != nil {
+				t.Fatal(err)
+			}
+			hostLoss := hostWindowLoss(t, set, win[0][:c.Context+1])
+			t.Logf("%s (random angles %v): graph %.6f, host %.6f", v, random, graphLoss, hostLoss)
+			if math.Abs(graphLoss-hostLoss) > tol {
+				t.Fatalf("%s (random angles %v): in-graph rotation loss %.6f, host rotation loss %.6f", v, random, graphLoss, hostLoss)
+			}
+			if !random && v != "learned-proj-qkv" { // the zero table: negating it changes nothing
+				continue
+			}
+			neg := make([][]float32, len(specs))
+			for i, s := range specs {
+				neg[i] = vals[i]
+				if s.Name == modelspec.AngleTable || path.Base(s.Name) == modelspec.AngleProjName {
+					neg[i] = make([]float32, len(vals[i]))
+					for j, x := range vals[i] {
+						neg[i][j] = -x
+					}
+				}
+			}
+			flipped, err := exportSet(c, specs, neg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			flipLoss := hostWindowLoss(t, flipped, win[0][:c.Context+1])
+			if math.Abs(graphLoss-flipLoss) <= tol {
+				t.Errorf("%s (random angles %v): negated angles give host loss %.6f, within %g of the graph's %.6f: the comparison cannot see a sign error", v, random, flipLoss, tol, graphLoss)
+			}
+			t.Logf("%s (random angles %v): negated angles, host %.6f (off by %.2g)", v, random, flipLoss, math.Abs(graphLoss-flipLoss))
 		}
 	}
+}
+
+// hostWindowLoss is the mean next-token loss of set's full-attention
+// forward (host rotations) on one window of L+1 tokens.
+func hostWindowLoss(t *testing.T, set *weights.Set, win []int32) float64 {
+	t.Helper()
+	logits, err := forward(set, win[:len(win)-1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var loss float64
+	for i, row := range logits {
+		loss -= weightstest.LogProb(row, win[i+1])
+	}
+	return loss / float64(len(logits))
 }
 
 // TestResumeDrill kills runs at several points (on and between checkpoints,

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"routebench/model/native"
+	"routebench/internal/kerneltest"
 	"testing"
 )
 
@@ -148,7 +148,7 @@ func TestAttentionMatchesReference(t *testing.T) {
 	if testing.Short() {
 		lengths = []int{1, 63, 64, 65, 131}
 	}
-	forEachKernelSet(t, func(t *testing.T) {
+	kerneltest.Each(t, func(t *testing.T) {
 		for _, c := range attnCases {
 			for _, d := range []int{32, 8, 16} {
 				for _, L := range lengths {
@@ -168,7 +168,7 @@ func TestAttentionMatchesReference(t *testing.T) {
 // TestAttentionLargeLogits: scores far from 0 (scaled q, k) and strong ALiBi
 // slopes stress the online max/rescale logic.
 func TestAttentionLargeLogits(t *testing.T) {
-	forEachKernelSet(t, func(t *testing.T) {
+	kerneltest.Each(t, func(t *testing.T) {
 		r := rand.New(rand.NewPCG(9, 9))
 		s, qkv, in := attnProblem(r, attnCase{"alibi", "accumulated", true, true}, 150, 3, 32)
 		for i := range qkv {
@@ -192,7 +192,7 @@ func TestAttentionLargeLogits(t *testing.T) {
 // and entropies of order log L: absolute tolerances 2e-5 and 1e-4 cover
 // float32 weights summed in float64.
 func TestDiagnosticsMatchReference(t *testing.T) {
-	forEachKernelSet(t, func(t *testing.T) {
+	kerneltest.Each(t, func(t *testing.T) {
 		for _, c := range attnCases {
 			for _, L := range []int{1, 65, 200} {
 				r := rand.New(rand.NewPCG(uint64(L), 77))
@@ -283,17 +283,6 @@ func randSlice(r *rand.Rand, n int, scale float64) []float32 {
 		x[i] = float32(r.NormFloat64() * scale)
 	}
 	return x
-}
-
-// forEachKernelSet runs f with the portable kernels and, where available,
-// the assembly kernels.
-func forEachKernelSet(t *testing.T, f func(t *testing.T)) {
-	saved := native.SetVectorKernels(false)
-	defer native.SetVectorKernels(saved)
-	t.Run("portable", f)
-	if native.SetVectorKernels(true); native.VectorKernels() {
-		t.Run("asm", f)
-	}
 }
 
 // TestAttentionAPIPath checks the standalone PaTH attention (the bench

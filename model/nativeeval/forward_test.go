@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"routebench/internal/kerneltest"
 	"routebench/modelspec"
 	"routebench/modelspec/weights"
 	"routebench/modelspec/weights/weightstest"
@@ -71,7 +72,7 @@ func TestForwardMatchesReference(t *testing.T) {
 	if testing.Short() {
 		lengths = []int{1, 65}
 	}
-	forEachKernelSet(t, func(t *testing.T) {
+	kerneltest.Each(t, func(t *testing.T) {
 		for _, v := range variants {
 			for _, L := range lengths {
 				t.Run(fmt.Sprintf("%s/L=%d", v, L), func(t *testing.T) {

@@ -41,19 +41,24 @@ func (t *Trainer) projectedRotation(params [][]float32, l int, lt *layerTape, ro
 func (t *Trainer) projectedRotationBackward(params, grads [][]float32, l int, lt *layerTape, rows int, dpsi, da []float32) {
 	T, D := t.c.Context, t.c.DModel
 	HP, N := D/2, rows*T
-	if broken != "angleproj" {
-		native.ParallelFor(rows, t.workers, func(b int) {
-			suf := make([]float64, HP)
-			for i := (b+1)*T - 1; i >= b*T; i-- {
-				row := dpsi[i*HP : (i+1)*HP]
-				for k := range suf {
-					suf[k] += float64(row[k])
-					row[k] = float32(suf[k])
-				}
-			}
-		})
-	}
+	t.pc.routeSum(t, dpsi, rows) // routeSuffixSum
 	name := blockName(l, modelspec.AngleProjName)
 	native.MatMul(grads[t.idx[name]], lt.a1, dpsi, D, N, HP, true, false, false, t.workers)
 	native.MatMul(da, dpsi, t.param(params, name), N, HP, D, false, true, true, t.workers)
+}
+
+// routeSuffixSum turns dpsi [rows*T][H*P] into dtheta in place: dtheta_s =
+// sum_{t>=s} dpsi_t within each window (float64 sums).
+func (t *Trainer) routeSuffixSum(dpsi []float32, rows int) {
+	T, HP := t.c.Context, t.c.DModel/2
+	native.ParallelFor(rows, t.workers, func(b int) {
+		suf := make([]float64, HP)
+		for i := (b+1)*T - 1; i >= b*T; i-- {
+			row := dpsi[i*HP : (i+1)*HP]
+			for k := range suf {
+				suf[k] += float64(row[k])
+				row[k] = float32(suf[k])
+			}
+		}
+	})
 }

@@ -162,14 +162,7 @@ func (t *Trainer) attentionBackward(params, grads [][]float32, l int, lt *layerT
 		native.Gemm{C: dS, A: dO[off:], B: lt.v[off:], M: T, K: d, N: T, Lda: D, Ldb: D,
 			TB: true, Tri: native.LowerC, Workers: 1}.Run()
 		for i := 0; i < T; i++ {
-			var rd float32 // sum_j P_ij dP_ij = dO_i . O_i
-			do, o := dO[off+i*D:off+i*D+d], lt.o[off+i*D:off+i*D+d]
-			for cc := range do {
-				rd += do[cc] * o[cc]
-			}
-			if broken == "softmax" {
-				rd = 0
-			}
+			rd := t.pc.probDot(dO[off+i*D:off+i*D+d], lt.o[off+i*D:off+i*D+d]) // sum_j P_ij dP_ij = dO_i . O_i
 			row, pr := dS[i*T:(i+1)*T], P[i*T:(i+1)*T]
 			for j := 0; j <= i; j++ {
 				row[j] = pr[j] * (row[j] - rd) * scale
@@ -214,13 +207,10 @@ func (t *Trainer) attentionBackward(params, grads [][]float32, l int, lt *layerT
 				}
 			}
 			cs, sn := rcos[i0*D:i1*D], rsin[i0*D:i1*D]
-			if broken == "rotation" { // un-rotate the wrong way
-				sn = rcos[i0*D : i1*D]
-			}
-			rotatePairs(dq[i0*D:i1*D], cs, sn, -1)
-			rotatePairs(dk[i0*D:i1*D], cs, sn, -1)
+			t.pc.unrotate(dq[i0*D:i1*D], cs, sn)
+			t.pc.unrotate(dk[i0*D:i1*D], cs, sn)
 			if t.v.ValueRot {
-				rotatePairs(dv[i0*D:i1*D], cs, sn, -1)
+				t.pc.unrotate(dv[i0*D:i1*D], cs, sn)
 			}
 		})
 	}
@@ -233,10 +223,7 @@ func (t *Trainer) attentionBackward(params, grads [][]float32, l int, lt *layerT
 		native.MatMul(da, w.dx, t.param(params, blockName(l, w.name)), N, D, D, false, true, i > 0, t.workers)
 	}
 	if dw != nil {
-		if broken == "gate" && dG != nil {
-			clear(dG)
-		}
-		t.pathStepsBackward(params, grads, l, lt, rows, dw, dbeta, dG, da) // path.go
+		t.pc.pathSteps(t, params, grads, l, lt, rows, dw, dbeta, dG, da) // pathStepsBackward, path.go
 	}
 	return da
 }

@@ -34,10 +34,7 @@ func (t *Trainer) backward(params [][]float32, f *tape) [][]float32 {
 		native.MatMul(bg("w2"), lt.gel, dx, F, N, D, true, false, false, t.workers)
 		du := t.ar.raw(N * F)
 		native.MatMul(du, dx, t.param(params, blockName(l, "w2")), N, D, F, false, true, false, t.workers)
-		gelu := geluGrad
-		if broken == "gelu" {
-			gelu = func(u, th float32) float32 { return 0.5 * (1 + th) }
-		}
+		gelu := t.pc.geluGrad
 		t.forRows(N, func(i0, i1 int) {
 			for e := i0 * F; e < i1*F; e++ {
 				du[e] *= gelu(lt.u[e], lt.th[e])
@@ -59,13 +56,9 @@ func (t *Trainer) backward(params [][]float32, f *tape) [][]float32 {
 		}
 		dx = t.rmsNormBackward(da1, lt.n1, lt.inv1, t.param(params, blockName(l, "norm1")), bg("norm1"), dxm, N)
 	}
-	de := g("embed")
-	if broken == "embed" {
-		de = make([]float32, len(de))
-	}
-	t.embeddingGradient(de, dx, f.tokens)
-	if dpsi != nil && broken != "angles" {
-		t.angleGradient(g("angles"), dpsi, f.tokens, f.rows, T)
+	t.pc.embedGrad(t, g("embed"), dx, f.tokens) // embeddingGradient
+	if dpsi != nil {
+		t.pc.angleGrad(t, g("angles"), dpsi, f.tokens, f.rows, T) // angleGradient
 	}
 	return grads
 }
@@ -89,15 +82,7 @@ func (t *Trainer) rmsNormBackward(da, n, inv, gain, dgain, res []float32, N int)
 	t.forRows(N, func(i0, i1 int) {
 		for i := i0; i < i1; i++ {
 			ar, nr, xr := da[i*D:(i+1)*D], n[i*D:(i+1)*D], dx[i*D:(i+1)*D]
-			var dot float32
-			for j := range ar {
-				xr[j] = ar[j] * gain[j]
-				dot += xr[j] * nr[j]
-			}
-			dot /= float32(D)
-			if broken == "rmsnorm" {
-				dot = 0
-			}
+			dot := t.pc.normDot(xr, ar, gain, nr) / float32(D)
 			r := inv[i]
 			if res == nil {
 				for j := range xr {

@@ -1,11 +1,80 @@
 package nativetrain
 
-// Mutation checks: the agreement tests (model/native_agree_test.go) must
-// fail when one piece of the backward pass is wrong. BreakForTest breaks a
-// named piece until the returned function restores it. The checks cost one
-// comparison per pass, never per element.
+import "routebench/model/native"
 
+// Mutation checks: the agreement tests (model/native_agree_test.go) must
+// fail when one piece of the backward pass is wrong. The pieces a mutation
+// can break are function values of pieces, which New copies into the
+// trainer once: the hot code calls them and reads no test flag. BreakForTest
+// makes the next trainers built take the broken version of one piece.
+
+// pieces are the parts of the backward pass that the mutation checks
+// replace, each with its correct implementation in correctPieces.
+type pieces struct {
+	geluGrad  func(u, th float32) float32                                                                              // gelu
+	probDot   func(dO, o []float32) float32                                                                            // softmax: sum_j P_ij dP_ij = dO_i . O_i
+	unrotate  func(x, cos, sin []float32)                                                                              // rotation, rotation-sign: R(psi)^T x
+	normDot   func(xr, da, gain, n []float32) float32                                                                  // rmsnorm: xr = da * gain; returns xr . n
+	embedGrad func(t *Trainer, de, dx []float32, tokens []int32)                                                       // embed
+	angleGrad func(t *Trainer, dtable, dpsi []float32, tokens []int32, rows, T int)                                    // angles
+	pathSteps func(t *Trainer, params, grads [][]float32, l int, lt *layerTape, rows int, dw, dbeta, dG, da []float32) // gate
+	convTaps  func(t *Trainer, dz, dyc, conv []float32, N int)                                                         // conv: dz from dyc through the taps
+	betaGrad  func(dx, dbeta, beta []float32)                                                                          // beta: through beta = 2 sigmoid(x)
+	keysViaR  func(g native.Gemm)                                                                                      // householder: dk += m2^T w
+	routeSum  func(t *Trainer, dpsi []float32, rows int)                                                               // angleproj: dtheta_s = sum_{t>=s} dpsi_t
+}
+
+var correctPieces = pieces{
+	geluGrad:  geluGrad,
+	probDot:   dot32,
+	unrotate:  func(x, cos, sin []float32) { rotatePairs(x, cos, sin, -1) },
+	normDot:   normDot,
+	embedGrad: (*Trainer).embeddingGradient,
+	angleGrad: (*Trainer).angleGradient,
+	pathSteps: (*Trainer).pathStepsBackward,
+	convTaps:  (*Trainer).convTapsBackward,
+	betaGrad:  betaGrad,
+	keysViaR:  runGemm1,
+	routeSum:  (*Trainer).routeSuffixSum,
+}
+
+// brokenPieces are the wrong versions, by mutation name.
+var brokenPieces = map[string]func(p *pieces){
+	"gelu":    func(p *pieces) { p.geluGrad = func(u, th float32) float32 { return 0.5 * (1 + th) } },
+	"softmax": func(p *pieces) { p.probDot = func(dO, o []float32) float32 { return 0 } },
+	// un-rotate with cos for sin, or rotate further instead of back (the
+	// second is invisible at zero angles: sin 0 = 0).
+	"rotation":      func(p *pieces) { p.unrotate = func(x, cos, sin []float32) { rotatePairs(x, cos, cos, -1) } },
+	"rotation-sign": func(p *pieces) { p.unrotate = func(x, cos, sin []float32) { rotatePairs(x, cos, sin, 1) } },
+	"angles":        func(p *pieces) { p.angleGrad = func(*Trainer, []float32, []float32, []int32, int, int) {} },
+	"embed":         func(p *pieces) { p.embedGrad = func(*Trainer, []float32, []float32, []int32) {} },
+	"rmsnorm": func(p *pieces) {
+		p.normDot = func(xr, da, gain, n []float32) float32 { normDot(xr, da, gain, n); return 0 }
+	},
+	"householder": func(p *pieces) { p.keysViaR = func(native.Gemm) {} },
+	"beta":        func(p *pieces) { p.betaGrad = func(dx, _, _ []float32) { clear(dx) } },
+	"conv":        func(p *pieces) { p.convTaps = func(_ *Trainer, dz, dyc, _ []float32, _ int) { copy(dz, dyc) } },
+	"gate": func(p *pieces) {
+		p.pathSteps = func(t *Trainer, params, grads [][]float32, l int, lt *layerTape, rows int, dw, dbeta, dG, da []float32) {
+			clear(dG) // the forget gate's gradient dropped
+			t.pathStepsBackward(params, grads, l, lt, rows, dw, dbeta, dG, da)
+		}
+	},
+	"angleproj": func(p *pieces) { p.routeSum = func(*Trainer, []float32, int) {} },
+}
+
+// broken names the mutation the next New applies ("": none).
 var broken string
+
+// newPieces is what New gives a trainer: the correct pieces, or with one
+// broken (BreakForTest).
+func newPieces() *pieces {
+	p := correctPieces
+	if f, ok := brokenPieces[broken]; ok {
+		f(&p)
+	}
+	return &p
+}
 
 // Mutation is a piece BreakForTest can break and a variant whose gradient
 // goes through it.
@@ -13,7 +82,7 @@ type Mutation struct{ Piece, Variant string }
 
 var mutations = []Mutation{
 	{"gelu", "learned-qkv"}, {"softmax", "learned-qkv"}, {"rmsnorm", "learned-qkv"},
-	{"rotation", "learned-qkv"}, {"angles", "learned-qkv"}, {"embed", "learned-qkv"},
+	{"rotation", "learned-qkv"}, {"rotation-sign", "learned-qkv"}, {"angles", "learned-qkv"}, {"embed", "learned-qkv"},
 	// PaTH (path.go, path_attention.go): the keys' gradient through the
 	// transport's R, the strengths', the short convolution's taps, FoX's gate.
 	{"householder", "path"}, {"beta", "path"}, {"conv", "path"}, {"gate", "path-fox"},
@@ -25,11 +94,48 @@ var mutations = []Mutation{
 // Mutations lists the pieces BreakForTest can break.
 func Mutations() []Mutation { return append([]Mutation(nil), mutations...) }
 
-// BreakForTest makes the named piece of the backward pass wrong (for tests
-// only; not safe for concurrent trainers) and returns the function that
-// repairs it.
+// BreakForTest makes the named piece of the backward pass wrong in the
+// trainers New builds until the returned function restores it (for tests
+// only; not safe while another goroutine calls New). It panics on a name
+// Mutations does not list.
 func BreakForTest(piece string) (restore func()) {
+	if _, ok := brokenPieces[piece]; !ok {
+		panic("nativetrain: BreakForTest: no mutation " + piece)
+	}
 	was := broken
 	broken = piece
 	return func() { broken = was }
+}
+
+// dot32 is a . b in float32, in index order.
+func dot32(a, b []float32) float32 {
+	var s float32
+	for i, x := range a {
+		s += x * b[i]
+	}
+	return s
+}
+
+// normDot sets xr = da * gain and returns xr . n, in index order.
+func normDot(xr, da, gain, n []float32) float32 {
+	var dot float32
+	for j := range da {
+		xr[j] = da[j] * gain[j]
+		dot += xr[j] * n[j]
+	}
+	return dot
+}
+
+// betaGrad sets dx = dbeta * d beta / dx for beta = 2 sigmoid(x):
+// d beta / dx = beta (1 - beta / 2).
+func betaGrad(dx, dbeta, beta []float32) {
+	for i, b := range beta {
+		dx[i] = dbeta[i] * b * (1 - b/2)
+	}
+}
+
+// runGemm1 runs g on the calling goroutine.
+func runGemm1(g native.Gemm) {
+	g.Workers = 1
+	g.Run()
 }

@@ -162,22 +162,7 @@ func (t *Trainer) pathStepsBackward(params, grads [][]float32, l int, lt *layerT
 		}
 	})
 	dz := t.ar.raw(N * D)
-	if broken == "conv" { // the taps ignored: dz = dyc
-		conv = nil
-		copy(dz, dyc)
-	}
-	t.forRows(N, func(i0, i1 int) {
-		for i := i0; i < i1 && conv != nil; i++ {
-			dzr := dz[i*D : (i+1)*D]
-			clear(dzr)
-			for k := 0; k < K && i%T+k < T; k++ {
-				tap, dy := conv[k*D:(k+1)*D], dyc[(i+k)*D:(i+k+1)*D]
-				for j := range dzr {
-					dzr[j] += tap[j] * dy[j]
-				}
-			}
-		}
-	})
+	t.pc.convTaps(t, dz, dyc, conv, N) // convTapsBackward
 	native.MatMul(g(modelspec.PathUp), pt.zr, dz, R, N, D, true, false, false, t.workers)
 	dzr := t.ar.raw(N * R)
 	native.MatMul(dzr, dz, pp(modelspec.PathUp), N, D, R, false, true, false, t.workers)
@@ -185,12 +170,7 @@ func (t *Trainer) pathStepsBackward(params, grads [][]float32, l int, lt *layerT
 	native.MatMul(da, dzr, pp(modelspec.PathDown), N, R, D, false, true, true, t.workers)
 	// beta = 2 sigmoid(x): d beta / dx = beta (1 - beta / 2).
 	dx := t.ar.raw(N * H)
-	for i, b := range pt.beta {
-		dx[i] = dbeta[i] * b * (1 - b/2)
-	}
-	if broken == "beta" {
-		clear(dx)
-	}
+	t.pc.betaGrad(dx, dbeta, pt.beta)
 	t.headLinearBackward(lt.a1, pp(modelspec.PathWBeta), g(modelspec.PathWBeta), g(modelspec.PathBBeta), dx, da, N)
 	if !t.v.ForgetGate {
 		return
@@ -217,4 +197,22 @@ func (t *Trainer) headLinearBackward(a, w, dw, db, dx, da []float32, N int) {
 	native.MatMul(dw, a, dx, D, N, H, true, false, false, t.workers)
 	t.columnSums(db, dx, N, H)
 	native.MatMul(da, dx, w, N, H, D, false, true, true, t.workers)
+}
+
+// convTapsBackward sets dz_t = sum_k conv[k] dyc_{t+k} within each window
+// of T (the short convolution's input gradient), for N positions.
+func (t *Trainer) convTapsBackward(dz, dyc, conv []float32, N int) {
+	T, D, K := t.c.Context, t.c.DModel, modelspec.PathConv
+	t.forRows(N, func(i0, i1 int) {
+		for i := i0; i < i1; i++ {
+			dzr := dz[i*D : (i+1)*D]
+			clear(dzr)
+			for k := 0; k < K && i%T+k < T; k++ {
+				tap, dy := conv[k*D:(k+1)*D], dyc[(i+k)*D:(i+k+1)*D]
+				for j := range dzr {
+					dzr[j] += tap[j] * dy[j]
+				}
+			}
+		}
+	})
 }

@@ -172,8 +172,6 @@ func (t *Trainer) pathScoresBackward(lt *layerTape, bh int, dS, dq, dk, dw, dbet
 		}
 	}
 	// As columns: k_j of R and w_s of N.
-	if broken != "householder" {
-		gemm(native.Gemm{C: dk[o:], A: m2, B: p.w[o:], M: T, K: T, N: d, Ldc: D, Ldb: D, TA: true, Acc: true, Tri: native.UpperA})
-	}
+	t.pc.keysViaR(native.Gemm{C: dk[o:], A: m2, B: p.w[o:], M: T, K: T, N: d, Ldc: D, Ldb: D, TA: true, Acc: true, Tri: native.UpperA})
 	gemm(native.Gemm{C: dw[o:], A: m1, B: p.w[o:], M: T, K: T, N: d, Ldc: D, Ldb: D, TA: true, Acc: true, Tri: native.UpperA})
 }

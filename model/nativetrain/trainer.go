@@ -30,6 +30,7 @@ type Trainer struct {
 	workers int
 	ar      arena     // a step's buffers, reused by the next
 	scratch sync.Pool // *[]float32: per-task buffers of the PaTH transport (path_attention.go)
+	pc      *pieces   // the backward pieces a mutation check can break (mutation.go)
 
 	p, m, vv [][]float32
 }
@@ -46,7 +47,7 @@ func New(c modelspec.Config, params []Param, table []float32, workers int) (*Tra
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
-	t := &Trainer{c: c, v: v, params: params, idx: map[string]int{}, table: table, workers: workers}
+	t := &Trainer{c: c, v: v, params: params, idx: map[string]int{}, table: table, workers: workers, pc: newPieces()}
 	for i, p := range params {
 		t.idx[p.Name] = i
 	}
