@@ -48,13 +48,13 @@ func render(rc *pipeline.RunContext, cfg Config, vs []*variantData, g seedGroups
 	renderEvalCorpora(&b, cfg, vs)
 	renderTraining(&b, vs)
 	if steps != "" {
-		p("### Step time by variant (stage `trainbench`)\n\n%s\n", steps)
+		p("### Step time by variant (stage `stepspeed`)\n\n%s\n", steps)
 	}
 	if theory != "" {
 		p("## Theory checks (stage `theory`)\n\n%s\n", theory)
 	}
 	if bench != "" {
-		p("## Attention kernel throughput (stage `bench`)\n\n%s\n", bench)
+		p("## Attention kernel throughput (stage `kernelspeed`)\n\n%s\n", bench)
 	}
 	p("## Machine-readable results\n\n[`%s`](%s) and [`%s`](%s) (Arrow IPC) hold one row per variant, training seed and length.\n", CSVFile, CSVFile, ArrowFile, ArrowFile)
 	return b.String()
