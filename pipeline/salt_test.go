@@ -179,7 +179,7 @@ func TestEmbeddedSaltFollowsImports(t *testing.T) {
 	roots := stageRoots(t, routebench.Source)
 	s0 := allSalts(t, routebench.Source, nil, nil, roots)
 	for file, c := range map[string]struct{ changes, keeps []string }{
-		"model/train_loop.go":                    {[]string{"train"}, []string{"tokenize", "evaluate", "report", "theory", "kernelspeed"}},
+		"model/train_loop.go":               {[]string{"train"}, []string{"tokenize", "evaluate", "report", "theory", "kernelspeed"}},
 		"modelspec/weights/weights.go":      {[]string{"train", "evaluate", "report", "kernelspeed"}, []string{"tokenize", "theory"}},
 		"modelspec/positions.go":            {[]string{"train", "evaluate", "report", "kernelspeed"}, []string{"tokenize", "theory"}},
 		"stages/tokenize/run.go":            {[]string{"tokenize"}, []string{"train", "evaluate", "theory", "kernelspeed"}},
