@@ -194,11 +194,9 @@ func commit() string {
 // contexts T. They depend on T only, never on the profile's evaluation
 // lengths, so that changing those leaves the shards be.
 const (
-	// heldOutContexts is the longest evaluation window the protocol names,
-	// 128 x T (evaluate's Validate message: powers of two "1, 2, 4, ...,
-	// 128"; Validate itself does not refuse more, and evaluate's held-out
-	// length check still reports a longer window that does not fit).
-	heldOutContexts = 128
+	// heldOutContexts is the longest evaluation window evaluate allows,
+	// in contexts T (its Validate refuses longer ones).
+	heldOutContexts = evaluate.MaxMultiplier
 	// trainWindows: the train split keeps at least 8 non-overlapping
 	// windows of T+1 tokens. TrainBatch needs only one, but a corpus that
 	// leaves training less than a few windows is a mistake to report, not
@@ -213,7 +211,7 @@ func tokenizeStage(p Profile) (*pipeline.Stage, error) {
 		cfg.HeldOut = nil
 	}
 	// Under the ValFraction rule (a user corpus) the split holds out whole
-	// documents until the longest window fits (128 x T inputs + 1 target);
+	// documents until the longest window fits (heldOutContexts x T inputs + 1 target);
 	// NewKey drops both for named HeldOut files (the default corpus).
 	T := int64(p.Train.Context)
 	cfg.MinHeldOutTokens = heldOutContexts*T + 1

@@ -112,7 +112,7 @@ func builtin() map[string]Profile {
 	paper.LR, paper.MinLR, paper.WeightDecay = 6e-4, 6e-5, 0.1
 	paper.CheckpointEvery, paper.EvalEvery, paper.EvalBatches = 1000, 1000, 16
 
-	long := []int{1, 2, 4, 8, 16, 32, 64, 128}
+	long := evaluate.Multipliers()
 	// Sliding-window scoring at stride T/2 beside the primary protocol: it
 	// scores the primary windows' last T/2 positions, so it costs no forward
 	// pass (cpu, 2 loaded cores: 108 s without, 123 s with, the difference
