@@ -101,6 +101,7 @@ func build(p Profile) (*pipeline.Plan, []runStages, error) {
 			if cfg.Trainer == "" {
 				cfg.Trainer = trainerFor(cfg.Backend, v)
 			}
+			cfg = cfg.Normalized() // what train.Stage hashes; stepspeed times the same config
 			if err := cfg.Validate(); err != nil {
 				return nil, nil, fmt.Errorf("profile %s: %w", p.Name, err)
 			}
