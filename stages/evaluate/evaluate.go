@@ -8,6 +8,7 @@ import (
 	"routebench/modelspec/weights"
 	"routebench/pipeline"
 	"routebench/stages/tokenize/shards"
+	"routebench/stats"
 )
 
 // Result is the content of eval.json.
@@ -49,13 +50,13 @@ type LengthResult struct {
 	Multiplier int `json:"multiplier"`
 	// Scored is how many positions at the end of each window were scored,
 	// when fewer than L (a sliding-window protocol).
-	Scored     int       `json:"scored,omitempty"`
-	PPL        Interval  `json:"ppl"`
-	Ratio      Interval  `json:"ratio"` // PPL(L) / PPL(T)
-	WindowLoss []float64 `json:"window_loss"`
-	Buckets    []Bucket  `json:"buckets,omitempty"` // not for sliding windows (only their last positions are scored)
-	FarMass    []FarMass `json:"far_mass"`
-	Entropy    float64   `json:"entropy"` // mean attention entropy (nats), over layers, heads, queries
+	Scored     int            `json:"scored,omitempty"`
+	PPL        stats.Interval `json:"ppl"`
+	Ratio      stats.Interval `json:"ratio"` // PPL(L) / PPL(T)
+	WindowLoss []float64      `json:"window_loss"`
+	Buckets    []Bucket       `json:"buckets,omitempty"` // not for sliding windows (only their last positions are scored)
+	FarMass    []FarMass      `json:"far_mass"`
+	Entropy    float64        `json:"entropy"` // mean attention entropy (nats), over layers, heads, queries
 	// StepGaps are PaTH's mean Householder step per layer and head over
 	// every window of the length (stepgap.go); primary protocol, PaTH only.
 	StepGaps []StepGap `json:"step_gaps,omitempty"`
@@ -131,11 +132,11 @@ func (s *scorer) lengthResult(p Protocol, losses [][]float64, L, mult int, base 
 		lr.WindowLoss = append(lr.WindowLoss, mean)
 	}
 	seed := s.cfg.Seed ^ uint64(L)*0x9e3779b97f4a7c15
-	lr.PPL = PPLInterval(lr.WindowLoss, seed)
+	lr.PPL = stats.PPLInterval(lr.WindowLoss, seed)
 	if *base == nil {
 		*base = lr.WindowLoss
 	}
-	lr.Ratio = RatioInterval(lr.WindowLoss, *base, seed)
+	lr.Ratio = stats.RatioInterval(lr.WindowLoss, *base, seed)
 	if p.Stride == 0 {
 		perPos := make([][]float32, len(losses))
 		for w, loss := range losses {

@@ -30,6 +30,7 @@ import (
 	"routebench/modelspec/weights"
 	"routebench/pipeline"
 	"routebench/stages/tokenize/shards"
+	"routebench/stats"
 )
 
 // Kind is the stage kind; names are "evaluate/<variant>".
@@ -69,7 +70,7 @@ type Config struct {
 func NewConfig(variant, profile string, T int, multipliers []int, windows int, seed uint64) Config {
 	return Config{Variant: variant, Profile: profile, Context: T, Multipliers: multipliers, Windows: windows,
 		Seed: seed, FarDistances: []int{T / 4, T}, FarWindows: min(4, windows),
-		Bootstrap: BootstrapResamples, Confidence: Confidence}
+		Bootstrap: stats.BootstrapResamples, Confidence: stats.Confidence}
 }
 
 // stageName is the stage's name: evaluate/<variant>, or

@@ -11,6 +11,7 @@ import (
 
 	"routebench/pipeline"
 	"routebench/stages/evaluate"
+	"routebench/stats"
 )
 
 // render writes RESULTS.md: vs are the runs (a variant at a seed), g the
@@ -106,7 +107,7 @@ func renderMainTable(b *strings.Builder, vs []*variantData, T int, seeds []uint6
 		fmt.Fprintf(b, "Cells: the geometric mean over %d training seeds (%s) of each seed's ratio (and PPL), with the %.0f%% Student-t interval of that mean over seeds "+
 			"on the log scale (exp(mean log -+ t(n-1) sd(log) / sqrt(n)), n = %d; it stays above 0 and is asymmetric): the spread from training noise, given the evaluation windows, which are the same for every model. "+
 			"Each seed's own ratio with its window bootstrap interval is in the next table; the two are not folded into one interval. T = %d tokens.\n\n| variant | PPL at T |",
-			len(seeds), seedList(seeds), 100*SeedConfidence, len(seeds), T)
+			len(seeds), seedList(seeds), 100*stats.Confidence, len(seeds), T)
 	} else {
 		b.WriteString("Cells: ratio with its 95% bootstrap interval over windows. T = " + fmt.Sprint(T) + " tokens.\n\n| variant | PPL at T |")
 	}
@@ -188,7 +189,7 @@ func renderClaims(b *strings.Builder, g seedGroups) {
 	if len(g.seeds) > 1 {
 		fmt.Fprintf(b, "Judged over %d seeds: a claim's verdict is its criterion applied to the seeds' geometric means, the intervals compared being the %.0f%% log-scale t-intervals over seeds "+
 			"(a claim every seed reproduces on its own can still fail when the seeds scatter more than the effect); the numbers say how many seeds reproduce it on their own, with their window bootstrap intervals.\n\n",
-			len(g.seeds), 100*SeedConfidence)
+			len(g.seeds), 100*stats.Confidence)
 	}
 	b.WriteString("| claim | verdict | criterion | numbers |\n|---|---|---|---|\n")
 	for _, c := range g.claims {
