@@ -38,3 +38,13 @@ func SeedsToSettle(sd, distance float64) int {
 	}
 	return MaxSeeds + 1
 }
+
+// WindowsToSettle is how many windows would shrink a window bootstrap
+// interval of log half-width h (from w windows) below distance, if the
+// per-window spread held: the half-width scales as 1/sqrt(windows).
+func WindowsToSettle(h, distance float64, w int) int {
+	if h < distance {
+		return w
+	}
+	return int(math.Ceil(float64(w) * (h / distance) * (h / distance)))
+}

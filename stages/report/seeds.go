@@ -64,6 +64,16 @@ func CombineSeeds(runs []*evaluate.Result) (*evaluate.Result, error) {
 		}
 		c := l
 		c.PPL, c.Ratio = stats.GeoOverSeeds(ppl).Interval(), stats.GeoOverSeeds(ratio).Interval()
+		c.PrefixRatio, c.PrefixLoss = nil, nil
+		var prefix []float64
+		for _, r := range runs {
+			if p := r.Lengths[i].PrefixRatio; p != nil {
+				prefix = append(prefix, p.Value)
+			}
+		}
+		if len(prefix) == len(runs) {
+			c.PrefixRatio = ptr(stats.GeoOverSeeds(prefix).Interval())
+		}
 		c.Entropy = stats.OverSeeds(entropy).Mean
 		c.WindowLoss = nil
 		c.StepGaps = nil // one model's steps; RESULTS.md lists them per run (pathgap.go)
@@ -111,8 +121,45 @@ func lengthList(r *evaluate.Result) string {
 // adds how many seeds reproduce it on their own (with their bootstrap
 // intervals). With one seed this is Claims.
 func ClaimsOverSeeds(perSeed []map[string]*evaluate.Result, seeds []uint64) ([]Claim, error) {
+	v1, err := claimsV1OverSeeds(perSeed, seeds)
+	if err != nil {
+		return nil, err
+	}
+	v2 := ClaimsV2(perSeed)
+	if len(perSeed) > 1 {
+		per := make([][]Claim, len(perSeed))
+		for i, ev := range perSeed {
+			per[i] = ClaimsV2([]map[string]*evaluate.Result{ev})
+		}
+		for k := range v2 {
+			c := &v2[k]
+			c.Criterion = fmt.Sprintf("over %d seeds (geometric means, %.0f%% log-scale t-intervals over seeds): %s", len(perSeed), 100*stats.Confidence, c.Criterion)
+			if c.Verdict == "NOT TESTED" {
+				continue
+			}
+			n := 0
+			for i := range per {
+				if per[i][k].Verdict == "REPRODUCED" {
+					n++
+				}
+			}
+			c.SeedsAlone = fmt.Sprintf("%d of %d", n, len(perSeed))
+		}
+	} else {
+		for k := range v2 {
+			if v2[k].Verdict != "NOT TESTED" {
+				v2[k].SeedsAlone = map[bool]string{true: "1 of 1", false: "0 of 1"}[v2[k].Verdict == "REPRODUCED"]
+			}
+		}
+	}
+	return append(v1, v2...), nil
+}
+
+// claimsV1OverSeeds is the v1 rows over seeds: the criterion on the
+// seeds' geometric means (CombineSeeds), and how many seeds reproduce it.
+func claimsV1OverSeeds(perSeed []map[string]*evaluate.Result, seeds []uint64) ([]Claim, error) {
 	if len(perSeed) == 1 {
-		return Claims(perSeed[0]), nil
+		return ClaimsV1(perSeed[0]), nil
 	}
 	byVariant := map[string][]*evaluate.Result{}
 	for _, ev := range perSeed {
@@ -131,10 +178,10 @@ func ClaimsOverSeeds(perSeed []map[string]*evaluate.Result, seeds []uint64) ([]C
 		}
 		combined[v] = c
 	}
-	claims := Claims(combined)
+	claims := ClaimsV1(combined)
 	per := make([][]Claim, len(perSeed))
 	for i, ev := range perSeed {
-		per[i] = Claims(ev)
+		per[i] = ClaimsV1(ev)
 	}
 	for k := range claims {
 		c := &claims[k]
@@ -151,6 +198,7 @@ func ClaimsOverSeeds(perSeed []map[string]*evaluate.Result, seeds []uint64) ([]C
 			each = append(each, fmt.Sprintf("seed %d %s", seeds[i], per[i][k].Verdict))
 		}
 		c.Evidence = fmt.Sprintf("geometric seed mean %s; %d of %d seeds reproduce it alone (%s)", c.Evidence, n, len(perSeed), strings.Join(each, ", "))
+		c.SeedsAlone = fmt.Sprintf("%d of %d", n, len(perSeed))
 	}
 	return claims, nil
 }
