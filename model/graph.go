@@ -93,7 +93,7 @@ func (n net) attention(l int, p map[string]*Node, a *Node, rot *rotation, bias *
 	q, k, v := n.qkv(l, p, a, rot)
 	var s *Node // [B, H, Tq, Tk]
 	if n.v.Householder {
-		s = n.pathLogits(l, p, a, q, k) // path_attn.go
+		s = n.pathLogits(l, p, a, q, k) // householder_attention.go
 	} else {
 		s = DotGeneral(q, []int{3}, []int{0, 2}, k, []int{3}, []int{0, 2})
 	}

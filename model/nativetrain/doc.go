@@ -12,8 +12,8 @@
 // the learning-rate schedule come from package model, so both trainers start
 // from the same bits and see the same data.
 //
-// Every registry variant trains here, PaTH and PaTH-FoX included (path.go:
-// the Householder steps and the gate per position; path_attention.go: the
+// Every registry variant trains here, PaTH and PaTH-FoX included (householder_steps.go:
+// the Householder steps and the gate per position; householder_attention.go: the
 // transport in the gomlx graph's UT form, O(T^3) per head on the packed
 // kernels; triangular.go: the blocked inverse it needs), and learned-proj-qkv
 // (angleproj.go: each block's angles projected from its normed input, prefix
