@@ -250,7 +250,13 @@ func (j v2Judge) flat(id, claim string, vs []string, ms []int) Claim {
 	var worstRuns []*evaluate.Result
 	var ev, ratios []string
 	for i, v := range vs {
+		seen := map[int]bool{} // a profile whose longest length is <= 16T reads one length twice
 		for _, m := range ms {
+			k := lengthIndex(rs[i][0], m)
+			if seen[k] {
+				continue
+			}
+			seen[k] = true
 			s, l, err := prefixOver(v, rs[i], m)
 			if err != nil {
 				return fail(c, err)

@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -199,16 +200,81 @@ func seedList(seeds []uint64) string {
 
 func renderClaims(b *strings.Builder, g seedGroups) {
 	b.WriteString("## Claims\n\n")
+	renderClaimSummary(b, g)
+	b.WriteString("### Claims v1 (the criteria as first registered, on the paper's ratio)\n\n")
 	if len(g.seeds) > 1 {
 		fmt.Fprintf(b, "Judged over %d seeds: a claim's verdict is its criterion applied to the seeds' geometric means, the intervals compared being the %.0f%% log-scale t-intervals over seeds "+
 			"(a claim every seed reproduces on its own can still fail when the seeds scatter more than the effect); the numbers say how many seeds reproduce it on their own, with their window bootstrap intervals.\n\n",
 			len(g.seeds), 100*stats.Confidence)
 	}
+	claimTable(b, g.claims, "")
+	b.WriteString("### Claims v2 (pre-registered in docs/statistics.md: the paired prefix ratio, one-sided flat, intervals, paired comparisons)\n\n")
+	claimTable(b, g.claims, "v2")
+}
+
+func claimTable(b *strings.Builder, cs []Claim, version string) {
 	b.WriteString("| claim | verdict | criterion | numbers |\n|---|---|---|---|\n")
-	for _, c := range g.claims {
-		fmt.Fprintf(b, "| %s | **%s** | %s | %s |\n", c.Claim, c.Verdict, c.Criterion, c.Evidence)
+	for _, c := range cs {
+		if c.Version == version {
+			fmt.Fprintf(b, "| %s | **%s** | %s | %s |\n", c.Claim, c.Verdict, c.Criterion, c.Evidence)
+		}
 	}
 	b.WriteString("\n")
+}
+
+// renderClaimSummary writes one row per claim: its v1 and v2 verdicts
+// (and the v2 verdict on every evaluation corpus), the v2 effect with its
+// interval against its edge, both ratios, how many seeds reproduce it
+// alone, and the power figures.
+func renderClaimSummary(b *strings.Builder, g seedGroups) {
+	byID := func(cs []Claim) map[string]Claim {
+		m := map[string]Claim{}
+		for _, c := range cs {
+			m[c.ID] = c
+		}
+		return m
+	}
+	all := byID(g.claims)
+	b.WriteString("Every claim at a glance: the v1 verdict (the paper's ratio, the criteria as first registered) beside the v2 verdict (docs/statistics.md: the paired prefix ratio, pre-registered)")
+	if len(g.corpusClaims) > 0 {
+		b.WriteString(", and the v2 verdict on each evaluation corpus")
+	}
+	b.WriteString("; the v2 effect with its 95% interval and the edge it is judged against; both ratios of the variants it reads (paper: independent windows per length; prefix: the same windows' first T); how many seeds reproduce the v2 claim alone; and the smallest effect the current seeds (or, with one seed, windows) can detect.\n\n")
+	b.WriteString("| claim | v1 | v2 |")
+	for _, c := range g.corpusClaims {
+		fmt.Fprintf(b, " v2 on %s |", c.corpus)
+	}
+	b.WriteString(" v2 effect [95%] vs edge | ratios | seeds alone (v2) | power |\n|---|---|---|" + strings.Repeat("---|", len(g.corpusClaims)) + "---|---|---|---|\n")
+	for _, c := range g.claims {
+		if c.Version != "v2" {
+			continue
+		}
+		id := strings.TrimSuffix(c.ID, V2Suffix)
+		v1 := "-"
+		if o, ok := all[id]; ok {
+			v1 = o.Verdict
+		}
+		fmt.Fprintf(b, "| %s (`%s`) | %s | **%s** |", c.Claim, id, v1, c.Verdict)
+		for _, cc := range g.corpusClaims {
+			fmt.Fprintf(b, " %s |", orDash(byID(cc.claims)[c.ID].Verdict))
+		}
+		effect := "-"
+		if c.Effect != nil {
+			effect = c.Effect.String()
+			if !math.IsNaN(c.Threshold) {
+				effect += fmt.Sprintf(" vs %.2f", c.Threshold)
+			}
+		}
+		fmt.Fprintf(b, " %s | %s | %s | %s |\n", effect, orDash(c.Ratios), orDash(c.SeedsAlone), orDash(c.Power))
+	}
+	b.WriteString("\n")
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
 }
 
 func renderFar(b *strings.Builder, vs []*variantData, T int) {
