@@ -79,7 +79,9 @@ type LengthResult struct {
 	FarMass     []FarMass       `json:"far_mass"`
 	Entropy     float64         `json:"entropy"` // mean attention entropy (nats), over layers, heads, queries
 	// StepGaps are PaTH's mean Householder step per layer and head over
-	// every window of the length (stepgap.go); primary protocol, PaTH only.
+	// the length's first Config.Windows windows (stepgap.go; the windows
+	// of format 1, so the extra EqualTokens windows do not multiply the
+	// diagnostic's cost); primary protocol, PaTH only.
 	StepGaps []StepGap `json:"step_gaps,omitempty"`
 }
 
@@ -114,7 +116,7 @@ func (s *scorer) score(L int, windows [][]int32, diag bool, what string) ([][]fl
 		if diag && w < s.cfg.FarWindows {
 			opts.FarDistances = s.cfg.FarDistances
 		}
-		opts.PathSteps = diag && s.steps != nil
+		opts.PathSteps = diag && s.steps != nil && w < s.cfg.Windows
 		out, err := s.m.LogProbs(s.rc.Context, win[:L], win[1:L+1], opts)
 		if err != nil {
 			return nil, nil, fmt.Errorf("%s, length %d, window %d: %w", s.cfg.stageName(), L, w, err)
