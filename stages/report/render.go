@@ -141,8 +141,58 @@ func renderMainTable(b *strings.Builder, vs []*variantData, T int, seeds []uint6
 	}
 	if len(vs) > 0 && vs[0].eval != nil {
 		pr := vs[0].eval.Protocol
-		fmt.Fprintf(b, "\nProtocol: %d seeded windows per length from the held-out split (seed %d), the same for every model; loss averaged over all positions of each window; intervals from %d bootstrap resamples of the windows.\n\n", pr.Windows, pr.Seed, pr.Bootstrap)
+		var counts []string
+		for _, l := range vs[0].eval.Lengths {
+			counts = append(counts, fmt.Sprint(pr.WindowsAt(l.L)))
+		}
+		fmt.Fprintf(b, "\nProtocol: seeded windows from the held-out split (seed %d), the same for every model: %s windows at %s (as many tokens at every length as at the longest: %v); loss averaged over all positions of each window; intervals from %d bootstrap resamples of the windows.\n\n",
+			pr.Seed, strings.Join(counts, ", "), lengthNames(vs[0].eval), pr.EqualTokens, pr.Bootstrap)
 	}
+	renderPrefixTable(b, vs)
+}
+
+func lengthNames(r *evaluate.Result) string {
+	var out []string
+	for _, l := range r.Lengths {
+		out = append(out, fmt.Sprintf("%dT", l.Multiplier))
+	}
+	return strings.Join(out, ", ")
+}
+
+// renderPrefixTable writes the paired prefix ratio beside the paper's
+// ratio (docs/statistics.md): the v2 claims read it. Results of format 1
+// have none and show "-".
+func renderPrefixTable(b *strings.Builder, vs []*variantData) {
+	b.WriteString("### Paired prefix ratio (the v2 claims' ratio)\n\nEach window's loss over its L positions against the same window's first T positions, averaged over windows (interval: the window bootstrap, or over seeds the geometric mean with its log-scale t-interval). The table above is the paper's ratio (independent windows per length).\n\n| variant |")
+	var first *evaluate.Result
+	for _, v := range vs {
+		if v.eval != nil {
+			first = v.eval
+			break
+		}
+	}
+	if first == nil {
+		return
+	}
+	for _, l := range first.Lengths {
+		fmt.Fprintf(b, " %dT |", l.Multiplier)
+	}
+	b.WriteString("\n|---|" + strings.Repeat("---|", len(first.Lengths)) + "\n")
+	for _, v := range vs {
+		if v.eval == nil {
+			continue
+		}
+		fmt.Fprintf(b, "| %s |", v.name)
+		for _, l := range v.eval.Lengths {
+			if l.PrefixRatio == nil {
+				b.WriteString(" - |")
+			} else {
+				fmt.Fprintf(b, " %.2f [%.2f, %.2f] |", l.PrefixRatio.Value, l.PrefixRatio.Lo, l.PrefixRatio.Hi)
+			}
+		}
+		b.WriteString("\n")
+	}
+	b.WriteString("\n")
 }
 
 func renderPaper(b *strings.Builder, vs []*variantData, T int) {
