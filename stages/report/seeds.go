@@ -114,12 +114,15 @@ func lengthList(r *evaluate.Result) string {
 	return strings.Join(ls, ",")
 }
 
-// ClaimsOverSeeds judges the claims over seeds. perSeed holds each seed's
-// results by variant (seed i of every variant in perSeed[i]). A claim's
-// verdict is its verdict on the seeds' geometric means (CombineSeeds: the intervals the
-// criteria compare are then the t-intervals over seeds), and its evidence
-// adds how many seeds reproduce it on their own (with their bootstrap
-// intervals). With one seed this is Claims.
+// ClaimsOverSeeds judges the claims over seeds: the v1 rows, then the v2
+// rows. perSeed holds each seed's results by variant (seed i of every
+// variant in perSeed[i]). A v1 claim's verdict is its verdict on the
+// seeds' geometric means (CombineSeeds: the intervals the criteria compare
+// are then the t-intervals over seeds), and its evidence adds how many
+// seeds reproduce it on their own (with their bootstrap intervals). A v2
+// claim is judged by ClaimsV2 on all seeds at once (its paired statistics
+// need each seed's windows), and SeedsAlone counts the seeds whose own v2
+// verdict is REPRODUCED. With one seed this is Claims.
 func ClaimsOverSeeds(perSeed []map[string]*evaluate.Result, seeds []uint64) ([]Claim, error) {
 	v1, err := claimsV1OverSeeds(perSeed, seeds)
 	if err != nil {

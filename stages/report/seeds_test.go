@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"routebench/stages/evaluate"
+	"routebench/stats"
 )
 
 func near(a, b float64) bool { return math.Abs(a-b) < 1e-6 }
@@ -19,6 +20,8 @@ func TestCombineSeeds(t *testing.T) {
 		r := madeResult("random-qk", at(iv(1.1, 1, 1.2), iv(r128, r128-0.1, r128+0.1)), map[int]float64{128: far})
 		r.Lengths[2].Buckets = []evaluate.Bucket{{Start: 0, End: 128, Loss: far * 10}}
 		r.Lengths[2].WindowLoss = []float64{1, 2}
+		r.Lengths[2].PrefixRatio = &stats.Interval{Value: r128, Lo: r128 - 0.2, Hi: r128 + 0.2}
+		r.Lengths[2].PrefixLoss = []float64{1, 1}
 		return r
 	}
 	runs := []*evaluate.Result{mk(1.2, 0.5), mk(1.4, 0.7), mk(1.3, 0.6)}
@@ -31,6 +34,13 @@ func TestCombineSeeds(t *testing.T) {
 	// 1.29743 [1.07130, 1.57129].
 	if !near(l.Ratio.Value, math.Cbrt(1.2*1.4*1.3)) || math.Abs(l.Ratio.Lo-1.07130) > 1e-5 || math.Abs(l.Ratio.Hi-1.57129) > 1e-5 {
 		t.Errorf("combined ratio at 128T %v, want 1.29743 [1.07130, 1.57129]", l.Ratio)
+	}
+	// The prefix ratio combines as the paper ratio does (same per-seed values here).
+	if l.PrefixRatio == nil || !near(l.PrefixRatio.Value, l.Ratio.Value) || math.Abs(l.PrefixRatio.Lo-1.07130) > 1e-5 || math.Abs(l.PrefixRatio.Hi-1.57129) > 1e-5 || l.PrefixLoss != nil {
+		t.Errorf("combined prefix ratio %v (prefix losses %v), want 1.29743 [1.07130, 1.57129] and none", l.PrefixRatio, l.PrefixLoss)
+	}
+	if c.Lengths[0].PrefixRatio != nil {
+		t.Errorf("a length without prefix ratios combined to %v", c.Lengths[0].PrefixRatio)
 	}
 	if f, _ := farAt(l.FarMass, 128); !near(f.Mean, 0.6) || !near(l.Buckets[0].Loss, 6) || l.WindowLoss != nil {
 		t.Errorf("combined far mass %v, bucket loss %v, window losses %v; want 0.6, 6 and none", f.Mean, l.Buckets[0].Loss, l.WindowLoss)
