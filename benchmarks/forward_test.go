@@ -20,6 +20,7 @@ import (
 	"routebench/modelspec"
 	"routebench/modelspec/weights"
 	"routebench/modelspec/weights/weightstest"
+	"routebench/planner"
 )
 
 // Peak memory of a forward pass is measured in a fresh child process (this
@@ -28,16 +29,22 @@ import (
 // would otherwise pollute the high-water mark.
 const childEnv = "ROUTEBENCH_FORWARD_CHILD"
 
-// cpuArch is the cpu profile's shape (d_model 128, 2 layers, 4 heads, byte
-// vocabulary 257) with the costliest variant (accumulated rotations with
+// profileArch is a built-in profile's shape (planner.TrainConfig: never a
+// copy) with the costliest rotation variant (accumulated rotations with
 // value transport).
-func cpuArch() modelspec.Arch {
-	return modelspec.Arch{Variant: "random-qkv", Profile: "cpu", Vocab: 257, DModel: 128, Layers: 2, Heads: 4,
-		DHidden: 512, Context: 128, NormEps: 1e-5, RopeBase: 10000, Rotation: "accumulated", ValueRot: true}
+func profileArch(profile string) modelspec.Arch {
+	cfg, err := planner.TrainConfig(profile, "random-qkv")
+	if err != nil {
+		panic(err) // the built-in profiles build, or every planner test fails first
+	}
+	return cfg.Arch()
 }
 
+func cpuArch() modelspec.Arch   { return profileArch("cpu") }
+func paperArch() modelspec.Arch { return profileArch("paper") }
+
 // archs are the shapes a forward child can measure, by name.
-var archs = map[string]func() modelspec.Arch{"cpu": cpuArch, "paper": weightstest.PaperArch}
+var archs = map[string]func() modelspec.Arch{"cpu": cpuArch, "paper": paperArch}
 
 // TestForwardChild is the child's body; it does nothing in a normal run.
 func TestForwardChild(t *testing.T) {
@@ -258,7 +265,7 @@ func BenchmarkForwardPaper(b *testing.B) {
 				cpu += r.cpuSeconds
 				peak = max(peak, r.peakMiB)
 			}
-			flops := float64(b.N) * forwardFLOPs(weightstest.PaperArch(), L)
+			flops := float64(b.N) * forwardFLOPs(paperArch(), L)
 			b.ReportMetric(float64(L)*float64(b.N)/sec, "tokens/s")
 			b.ReportMetric(flops/sec/1e9, "GFLOP/s")
 			b.ReportMetric(sec/float64(b.N), "s/window")

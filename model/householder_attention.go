@@ -28,7 +28,7 @@ import (
 // Cost O(T^3) per head: fine at training lengths (T <= 512), which is
 // all this graph is for; the native evaluator streams in O(L d).
 
-// pathBroken names a piece that path_mutation_test.go breaks on purpose
+// pathBroken names a piece that householder_test.go breaks on purpose
 // ("gate", "conv") to prove that the reference tests can fail; empty in
 // every real run.
 var pathBroken string

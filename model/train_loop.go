@@ -215,7 +215,7 @@ func export(tr engine, c Config, specs []paramSpec, outDir string, start int, hi
 	if n := len(hist.TrainLoss); n > 0 {
 		rep.FinalLoss = hist.TrainLoss[n-1]
 	}
-	if v.Rotation == modelspec.RotationAccumulated && v.AngleInit == modelspec.AngleInitRandom {
+	if v.DrawsRandomAngles() {
 		rep.AngleSigmas = modelspec.AngleSigmas(c.DModel/c.Heads/2, c.SigmaMax, c.SigmaMin)
 		rep.SpectralGaps = modelspec.SpectralGaps(rep.AngleSigmas)
 	}

@@ -196,6 +196,11 @@ func (v Variant) LRScale(param string) float64 {
 // (every accumulated variant but the projected ones).
 func (v Variant) HasAngleTable() bool { return v.Rotation == RotationAccumulated && !v.AngleProj }
 
+// DrawsRandomAngles reports whether the variant's angle table is drawn
+// from the config's sigmas (random-*, learned-*-randinit): only these read
+// sigma_min and sigma_max.
+func (v Variant) DrawsRandomAngles() bool { return v.HasAngleTable() && v.AngleInit == AngleInitRandom }
+
 // NativeTrainer reports whether model/nativetrain can train the variant
 // (every registry entry today, PaTH included; see GomlxOnly).
 func (v Variant) NativeTrainer() bool { return !v.GomlxOnly }

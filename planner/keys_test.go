@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"routebench/modelspec"
 	"routebench/pipeline"
 )
 
@@ -129,5 +130,56 @@ func TestCodeSaltBoundaries(t *testing.T) {
 				t.Errorf("%s: %s is in the code salt; only non-test code belongs there", s.Name, f)
 			}
 		}
+	}
+}
+
+// A train stage's key hashes only what its variant reads: --set
+// sigma_min=0.1 re-keys the variants that draw their angle table from the
+// sigmas (random-*) and no other (rope, alibi, nope, the zero-started
+// learned variants, PaTH).
+func TestTrainKeysHashOnlyWhatTheVariantReads(t *testing.T) {
+	keys := func(set ...string) map[string]string {
+		p, err := LoadProfileWith("cpu", Overrides{Set: set})
+		if err != nil {
+			t.Fatal(err)
+		}
+		plan, err := Build(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]string{}
+		for _, s := range plan.Stages {
+			if s.Kind != "train" {
+				continue
+			}
+			digests := map[string]string{}
+			for _, in := range s.Inputs {
+				digests[in.Name] = "the same shards"
+			}
+			k, err := pipeline.ComputeKey(s, digests)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out[s.Name] = k.Text
+		}
+		return out
+	}
+	base, moved := keys(), keys("sigma_min=0.1")
+	drawn := 0
+	for name, k := range base {
+		variant, _, _ := strings.Cut(strings.TrimPrefix(name, "train/"), "@")
+		v, err := modelspec.LookupVariant(variant)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v.DrawsRandomAngles() {
+			drawn++
+		}
+		if changed := moved[name] != k; changed != v.DrawsRandomAngles() {
+			t.Errorf("%s: --set sigma_min=0.1 re-keys it: %v, want %v (it reads the sigmas: %v)", name, changed, v.DrawsRandomAngles(), v.DrawsRandomAngles())
+		}
+	}
+	if drawn == 0 || drawn == len(base) {
+		t.Fatalf("%d of %d train stages draw random angles: the test needs both kinds", drawn, len(base))
 	}
 }

@@ -24,6 +24,34 @@ const ReportStage = report.Kind
 // ResultsFile is the report's markdown file, RESULTS.md.
 const ResultsFile = report.ResultsFile
 
+// trainConfig is the training config of variant v at seed in profile p:
+// the plan's train stages and the benchmarks' shapes (TrainConfig) both come
+// from it.
+func trainConfig(p Profile, v string, vocab int, seed uint64) modelspec.Config {
+	cfg := p.Train
+	cfg.Variant, cfg.Profile, cfg.Vocab, cfg.Backend, cfg.Seed = v, p.Name, vocab, backendOf(p), seed
+	cfg.Warmup = min(cfg.Warmup, cfg.Steps)
+	if cfg.Trainer == "" {
+		cfg.Trainer = trainerFor(cfg.Backend, v)
+	}
+	return cfg.Normalized() // what train.Stage hashes; stepspeed times the same config
+}
+
+// TrainConfig is the config a built-in profile trains variant with at its
+// default seed: the one source of a profile's shape for tests and
+// benchmarks, which must not copy it.
+func TrainConfig(profile, variant string) (modelspec.Config, error) {
+	p, err := LoadProfile(profile, "")
+	if err != nil {
+		return modelspec.Config{}, err
+	}
+	cfg := trainConfig(p, variant, vocabOf(p.Tokenizer), p.Train.Seed)
+	if err := cfg.Validate(); err != nil {
+		return modelspec.Config{}, fmt.Errorf("profile %s: %w", profile, err)
+	}
+	return cfg, nil
+}
+
 // vocabOf is the vocabulary size of a tokenizer (ids + end-of-document).
 func vocabOf(tok string) int {
 	if tok == "gpt2" {
@@ -95,12 +123,7 @@ func build(p Profile) (*pipeline.Plan, []runStages, error) {
 	var timed []modelspec.Config // stepspeed: each variant at the profile's seed
 	for _, v := range variants {
 		for _, seed := range seeds {
-			cfg := p.Train
-			cfg.Variant, cfg.Profile, cfg.Vocab, cfg.Backend, cfg.Seed = v, p.Name, vocab, backendOf(p), seed
-			cfg.Warmup = min(cfg.Warmup, cfg.Steps)
-			if cfg.Trainer == "" {
-				cfg.Trainer = trainerFor(cfg.Backend, v)
-			}
+			cfg := trainConfig(p, v, vocab, seed)
 			if err := cfg.Validate(); err != nil {
 				return nil, nil, fmt.Errorf("profile %s: %w", p.Name, err)
 			}

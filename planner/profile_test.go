@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"routebench/modelspec"
+	"routebench/modelspec/weights/weightstest"
 )
 
 // Every built-in profile gives a valid training config for every variant,
@@ -201,5 +202,21 @@ func TestDefaultVariantsInPlan(t *testing.T) {
 	p.Variants = []string{"learned-qk-randinit"}
 	if got := trains(p); len(got) != 1 || !got["learned-qk-randinit"] {
 		t.Fatalf("named plan trains %v, want learned-qk-randinit only", got)
+	}
+}
+
+// weightstest.PaperArch is a copy of the paper profile's shape for the
+// packages the planner itself imports (their tests cannot import it back);
+// it must stay the profile's.
+func TestPaperArchIsTheProfiles(t *testing.T) {
+	cfg, err := TrainConfig("paper", "random-qkv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := cfg.Arch()
+	got := weightstest.PaperArch()
+	want.AngleNote, got.AngleNote = "", "" // the note names the seed and sigmas, not the shape
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("weightstest.PaperArch() = %+v\nthe paper profile's random-qkv = %+v", got, want)
 	}
 }
