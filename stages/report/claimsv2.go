@@ -398,10 +398,16 @@ func power(s stats.Spread, thr float64, runs []*evaluate.Result) string {
 	W := len(Longest(runs[0]).WindowLoss)
 	out := fmt.Sprintf("detectable with 1 seed (windows): x%.3f", math.Exp(h))
 	if s.Lo < thr && thr < s.Hi {
+		// The percentile interval is asymmetric: the side facing the
+		// threshold is the one that must shrink past it.
+		side := math.Log(s.Mean) - math.Log(s.Lo)
+		if thr > s.Mean {
+			side = math.Log(s.Hi) - math.Log(s.Mean)
+		}
 		if dist == 0 {
 			out += fmt.Sprintf("; straddles %.2f at its centre: no number of windows settles it", thr)
 		} else {
-			out += fmt.Sprintf("; straddles %.2f: ~%d windows at the longest length (now %d) would settle it", thr, stats.WindowsToSettle(h, dist, W), W)
+			out += fmt.Sprintf("; straddles %.2f: ~%d windows at the longest length (now %d) would settle it", thr, stats.WindowsToSettle(side, dist, W), W)
 		}
 	}
 	return out

@@ -204,3 +204,18 @@ func TestV2NeedsFormat2(t *testing.T) {
 		t.Fatalf("format-1 alibi: %+v", cs[2])
 	}
 }
+
+// With one seed the power figure reads the window bootstrap: an interval
+// straddling its edge asks for more windows, scaled by the side of the
+// interval that faces the edge (the percentile interval is asymmetric).
+func TestV2PowerOneSeed(t *testing.T) {
+	r := v2Run("alibi", flatAt(1), nil, nil)
+	s := stats.Spread{N: 1, Mean: 1.038, Lo: 0.991, Hi: 1.066}
+	// sqrt(1.066/0.991) = 1.037 detectable; log(1.038/0.991) = 0.046337, log 1.038 = 0.037296: 4 x (0.046337/0.037296)^2 = 6.17 -> 7.
+	if got := power(s, 1, []*evaluate.Result{r}); got != "detectable with 1 seed (windows): x1.037; straddles 1.00: ~7 windows at the longest length (now 4) would settle it" {
+		t.Fatalf("power: %q", got)
+	}
+	if got := power(stats.Spread{N: 1, Mean: 0.9, Lo: 0.85, Hi: 0.95}, 1, []*evaluate.Result{r}); got != "detectable with 1 seed (windows): x1.057" {
+		t.Fatalf("settled interval: %q", got)
+	}
+}
