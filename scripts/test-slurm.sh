@@ -81,18 +81,20 @@ echo "== 4. a train job sent the pre-limit signal requeues and resumes"
 t0=$SECONDS
 P="$T/preempt-store"
 cp -a "$S" "$P" # the smoke stages, tokenize among them, are cached
-popts=(--profile smoke --set variants=rope --set steps=${SLURM_TEST_STEPS:-1500})
+popts=(--profile smoke --set variants=rope --set steps=${SLURM_TEST_STEPS:-3000})
 psub() { "$BIN" slurm submit "${popts[@]}" --store "$P" --site "$T/site.json" --poll 1s --poll-max 3s "$@"; }
 psub > "$T/sub4.log" 2>&1 || { cat "$T/sub4.log"; fail "submit for the preemption case"; }
 tjob=$(grep -E '^submitted train/rope ' "$T/sub4.log" | awk '{print $4}')
 tlog=$(grep -E '^submitted train/rope ' "$T/sub4.log" | awk '{print $5}')
 [ -n "$tjob" ] || { cat "$T/sub4.log"; fail "no train/rope job submitted"; }
-# Signal it once it has passed a checkpoint (smoke: every 20 steps).
-for _ in $(seq 120); do
-	grep -qE '^train/rope: ([2-9][0-9]|[1-9][0-9]{2,})/' "$tlog" 2>/dev/null && break
-	sleep 0.5
+# Signal it once it has written a checkpoint into its work dir (smoke:
+# every 20 steps), which is in the store, where the requeued job looks.
+for _ in $(seq 240); do
+	[ -n "$(find "$P/work" -path '*/scratch/*' -type f ! -name '.*' 2>/dev/null | head -1)" ] && break
+	sleep 0.25
 done
-grep -qE '^train/rope: ' "$tlog" || { cat "$tlog"; fail "train/rope reported no progress to signal"; }
+[ -n "$(find "$P/work" -path '*/scratch/*' -type f ! -name '.*' 2>/dev/null | head -1)" ] || { cat "$tlog"; fail "train/rope wrote no checkpoint to interrupt"; }
+squeue -h -j "$tjob" -o %T | grep -q RUNNING || { cat "$tlog"; fail "train/rope's job $tjob is not running when signalled"; }
 scancel --signal=USR1 --batch "$tjob"
 psub --wait --out "$T/preempt-out" > "$T/wait4.log" 2>&1 || { cat "$T/wait4.log" "$tlog"; fail "waiting for the preempted plan"; }
 grep -q "requeueing job $tjob" "$tlog" || { cat "$tlog"; fail "train/rope's job did not requeue itself on USR1"; }
