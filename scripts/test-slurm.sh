@@ -96,6 +96,12 @@ done
 [ -n "$(find "$P/work" -path '*/scratch/*' -type f ! -name '.*' 2>/dev/null | head -1)" ] || { cat "$tlog"; fail "train/rope wrote no checkpoint to interrupt"; }
 squeue -h -j "$tjob" -o %T | grep -q RUNNING || { cat "$tlog"; fail "train/rope's job $tjob is not running when signalled"; }
 scancel --signal=USR1 --batch "$tjob"
+# slurmctld holds a requeued batch job back (BeginTime, about 2 minutes);
+# release it as soon as it is back in the queue.
+for _ in $(seq 120); do
+	squeue -h -j "$tjob" -o '%T %r' 2>/dev/null | grep -q '^PENDING BeginTime' && { scontrol update JobId="$tjob" StartTime=now; break; }
+	sleep 0.25
+done
 psub --wait --out "$T/preempt-out" > "$T/wait4.log" 2>&1 || { cat "$T/wait4.log" "$tlog"; fail "waiting for the preempted plan"; }
 grep -q "requeueing job $tjob" "$tlog" || { cat "$tlog"; fail "train/rope's job did not requeue itself on USR1"; }
 grep -q "resumed from step" "$tlog" || { cat "$tlog"; fail "the requeued train/rope did not resume from a checkpoint"; }
