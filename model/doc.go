@@ -37,11 +37,13 @@
 //     Config keys are named by modelspec's Param* constants.
 //   - Rotations of rope and random-* are computed on the host in float64
 //     (mod 2 pi) and fed as cos/sin; learned-* compute theirs in-graph from the
-//     trained table (position_accumulated.go says why float32 is fine there).
+//     trained table (graph.go's learnedRotation says why float32 is fine there).
 //   - AdamW (decay on matrices only), warmup+cosine, global-norm clipping:
 //     optimizer.go. Checkpoints: checkpoint.go. Per-variant math: package
-//     modelspec (host angles) and position_alibi.go (the bias tensor); the
-//     forward: graph.go.
+//     modelspec (host angles), position_alibi.go (the bias tensor) and
+//     householder_attention.go (PaTH's transport); the forward: graph.go.
+//     The loop is train_loop.go; the two trainers behind engine.go are
+//     trainer_gomlx.go and trainer_native.go.
 //   - Train calls are meant to run one at a time (2 cores); the matmul
 //     gradient is installed into gomlx's global VJP table on first use.
 //
@@ -50,7 +52,7 @@
 // outDir after a failed run, or let a gomlx panic cross its API (every entry
 // point recovers into an error).
 //
-// Two gomlx v0.26.0 problems are worked around here (see /work/shared/GOMLX-NOTES.md):
+// Two gomlx v0.26.0 problems are worked around here:
 // the stock DotGeneral gradient materialises an outer product (matmul_vjp.go
 // replaces it), and the default simplego executor can deadlock (backend.go
 // configures it).

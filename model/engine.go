@@ -3,14 +3,13 @@ package model
 import (
 	"fmt"
 
-	"routebench/model/nativetrain"
 	"routebench/modelspec"
 )
 
 // engine is what the training loop (Train) needs from a trainer: one
 // optimizer step, the held-out loss, and the state a checkpoint stores.
-// Two implement it: the gomlx trainer (trainer.go; the reference and the
-// XLA path) and the native one (model/nativetrain), chosen by
+// Two implement it: the gomlx trainer (trainer_gomlx.go; the reference and the
+// XLA path) and the native one (trainer_native.go over model/nativetrain), chosen by
 // Config.Trainer. The loop, the initial weights, the batches and the
 // schedule are shared, so the two differ only in arithmetic.
 type engine interface {
@@ -29,43 +28,6 @@ func newEngine(c Config) (engine, error) {
 		return newTrainer(c)
 	}
 	return nil, fmt.Errorf("model: training %s: unknown trainer %q (want %q or %q)", c.Variant, c.Trainer, modelspec.TrainerNative, modelspec.TrainerGomlx)
-}
-
-// nativeEngine adapts nativetrain.Trainer to the loop.
-type nativeEngine struct {
-	c  Config
-	tr *nativetrain.Trainer
-}
-
-// nativeParams is paramSpecs in nativetrain's terms.
-func nativeParams(c Config) []nativetrain.Param {
-	var ps []nativetrain.Param
-	for _, s := range paramSpecs(c) {
-		ps = append(ps, nativetrain.Param{Name: s.Name, Shape: s.Shape, Decay: s.Decay, LRScale: s.LRScale})
-	}
-	return ps
-}
-
-func newNativeEngine(c Config) (*nativeEngine, error) {
-	tr, err := nativetrain.New(c, nativeParams(c), fixedAngles(c), 0)
-	if err != nil {
-		return nil, err
-	}
-	return &nativeEngine{c: c, tr: tr}, nil
-}
-
-func (e *nativeEngine) runStep(s int, tokens, targets []int32) (float32, float32, error) {
-	lr, bc1, bc2 := stepScalars(e.c, s)
-	loss, gnorm, err := e.tr.Step(lr, bc1, bc2, tokens, targets)
-	if err != nil {
-		return 0, 0, fmt.Errorf("model: %s native training step %d: %w", e.c.Variant, s, err)
-	}
-	return loss, gnorm, nil
-}
-
-// evalLoss is heldOutLoss over the native trainer's forward pass.
-func (e *nativeEngine) evalLoss(windows [][]int32) (float64, error) {
-	return heldOutLoss(e.c, windows, e.tr.EvalLoss)
 }
 
 // heldOutLoss is both trainers' held-out loss: the mean over batches of

@@ -93,7 +93,7 @@ func (n net) attention(l int, p map[string]*Node, a *Node, rot *rotation, bias *
 	q, k, v := n.qkv(l, p, a, rot)
 	var s *Node // [B, H, Tq, Tk]
 	if n.v.Householder {
-		s = n.pathLogits(l, p, a, q, k) // path_attn.go
+		s = n.pathLogits(l, p, a, q, k) // householder_attention.go
 	} else {
 		s = DotGeneral(q, []int{3}, []int{0, 2}, k, []int{3}, []int{0, 2})
 	}
@@ -144,8 +144,9 @@ func constLike(x, c *Node) *Node {
 
 // learnedRotation computes cos/sin of psi in-graph for a trained angle
 // table [V, H, P]: the prefix sum over the block is a float32 product with a
-// lower-triangular ones matrix (see position_accumulated.go for why float32
-// is fine at training lengths).
+// lower-triangular ones matrix. float32 is fine at training lengths: a sum
+// of at most T terms rounds by a few ulps of |psi| per term, far below the
+// angles' scale; long windows are the evaluator's, which sums in float64.
 func (n net) learnedRotation(angles, tokens *Node) *rotation {
 	g := tokens.Graph()
 	B, T := tokens.Shape().Dimensions[0], tokens.Shape().Dimensions[1]

@@ -104,7 +104,7 @@ func initParams(c Config, specs []paramSpec) [][]float32 {
 			for j := range x {
 				x[j] = 1
 			}
-		case "b1", "b2", modelspec.PathBBeta, modelspec.FoxBGate: // beta = 1 and a gate of log(1/2) per token at init (modelspec/path.go)
+		case "b1", "b2", modelspec.PathBBeta, modelspec.FoxBGate: // beta = 1 and a gate of log(1/2) per token at init (modelspec/householder.go)
 		case modelspec.AngleProjName: // zero: the model starts as nope (modelspec/angleproj.go)
 		case modelspec.PathConvW: // PyTorch's Conv1d default, fan-in K (depthwise), as the official PaTH keeps it
 			bound := 1 / math.Sqrt(float64(s.Shape[0]))

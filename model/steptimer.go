@@ -10,7 +10,7 @@ import (
 )
 
 // StepTimer times optimizer steps of one configuration, from its initial
-// weights on one fixed batch of seeded random tokens, for the trainbench
+// weights on one fixed batch of seeded random tokens, for the stepspeed
 // stage's step-time comparisons. It measures; it trains nothing anyone
 // keeps. The step's cost does not depend on the tokens' values, so a
 // random batch times what a corpus batch would.

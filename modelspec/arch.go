@@ -23,7 +23,7 @@ type Arch struct {
 	// AngleProj: accumulated angles projected per block from its normed
 	// input (modelspec/angleproj.go) instead of an angle table.
 	AngleProj bool `json:"angle_proj,omitempty"`
-	// PaTH (modelspec/path.go); absent from the files of other variants.
+	// PaTH (modelspec/householder.go); absent from the files of other variants.
 	Householder bool `json:"householder,omitempty"` // Householder transport of the keys
 	ForgetGate  bool `json:"forget_gate,omitempty"` // FoX gate (needs Householder)
 	PathRank    int  `json:"path_rank,omitempty"`   // rank of the w projection

@@ -119,7 +119,7 @@ func (c Config) Validate() error {
 		return bad(ParamLR, c.LR, "> 0 and >= min_lr >= 0")
 	case c.WeightDecay < 0:
 		return bad(ParamWeightDecay, c.WeightDecay, ">= 0")
-	case v.Rotation == RotationAccumulated && !(c.SigmaMax > 0 && c.SigmaMin > 0 && c.SigmaMin <= c.SigmaMax):
+	case v.DrawsRandomAngles() && !(c.SigmaMax > 0 && c.SigmaMin > 0 && c.SigmaMin <= c.SigmaMax):
 		return bad(ParamSigmaMin, c.SigmaMin, "0 < sigma_min <= sigma_max")
 	case c.CheckpointEvery < 0:
 		return bad(ParamCheckpointEvery, c.CheckpointEvery, ">= 0 (0: only at the end)")
@@ -133,6 +133,22 @@ func (c Config) Validate() error {
 		return bad(ParamEvalEvery, c.EvalEvery, ">= 0 with eval_batches >= 0")
 	}
 	return nil
+}
+
+// Normalized is c with the fields its variant never reads set to zero, so
+// that the train stage's key (a hash of its config) changes only with what
+// the run reads: --set sigma_min=0.1 re-keys random-qk, not rope or the
+// zero-started learned variants. An unknown variant is returned unchanged
+// (Validate reports it).
+func (c Config) Normalized() Config {
+	v, err := LookupVariant(c.Variant)
+	if err != nil {
+		return c
+	}
+	if !v.DrawsRandomAngles() {
+		c.SigmaMax, c.SigmaMin = 0, 0
+	}
+	return c
 }
 
 // Arch is the Arch of the network this config trains.

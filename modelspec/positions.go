@@ -133,7 +133,7 @@ func InitialAngles(c Config) []float32 {
 		return nil
 	}
 	P := c.DModel / c.Heads / 2
-	if v.AngleInit == AngleInitZero {
+	if !v.DrawsRandomAngles() {
 		return make([]float32, c.Vocab*c.Heads*P)
 	}
 	return RandomAngleTable(c.Vocab, c.Heads, P, c.SigmaMax, c.SigmaMin, c.Seed)

@@ -30,7 +30,7 @@ type Variant struct {
 	// modelspec/angleproj.go) instead of a per-token table: no angle table,
 	// one rotation per block.
 	AngleProj bool
-	// PaTH and FoX (modelspec/path.go): data-dependent Householder
+	// PaTH and FoX (modelspec/householder.go): data-dependent Householder
 	// transport of the keys, and FoX's forgetting gate on top of it.
 	Householder bool // logit_ij = q_i^T H_i ... H_{j+1} k_j, H_t = I - beta_t w_t w_t^T
 	ForgetGate  bool // logits += sum_{t=j+1..i} g_t, g_t = logsigmoid(linear(x_t)) per head
@@ -195,6 +195,11 @@ func (v Variant) LRScale(param string) float64 {
 // HasAngleTable reports whether the variant's weights hold an angle table
 // (every accumulated variant but the projected ones).
 func (v Variant) HasAngleTable() bool { return v.Rotation == RotationAccumulated && !v.AngleProj }
+
+// DrawsRandomAngles reports whether the variant's angle table is drawn
+// from the config's sigmas (random-*, learned-*-randinit): only these read
+// sigma_min and sigma_max.
+func (v Variant) DrawsRandomAngles() bool { return v.HasAngleTable() && v.AngleInit == AngleInitRandom }
 
 // NativeTrainer reports whether model/nativetrain can train the variant
 // (every registry entry today, PaTH included; see GomlxOnly).

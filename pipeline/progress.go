@@ -3,6 +3,7 @@ package pipeline
 import (
 	"fmt"
 	"io"
+	"strings"
 	"sync"
 	"time"
 
@@ -52,16 +53,24 @@ func (p *progress) update(done, total int64, note string) {
 	}
 	p.lastLog = now
 	el := now.Sub(p.start)
-	line := fmt.Sprintf("%s: %d/%d", p.stage, done, total)
-	if total > 0 && done > 0 {
-		rate := float64(done) / el.Seconds()
-		eta := time.Duration(float64(total-done) / rate * float64(time.Second))
-		line += fmt.Sprintf(" (%.0f%%, %s/s, ETA %s)", 100*float64(done)/float64(total), humanize.FtoaWithDigits(rate, 2), eta.Round(time.Second))
-	}
+	line := progressLine(p.stage, done, total, el)
 	if note != "" {
 		line += " " + note
 	}
 	fmt.Fprintln(p.w, line)
+}
+
+// progressLine is a log line a reader takes in at a glance: counts with
+// thousands separators, the rate with an SI prefix and at most two
+// decimals ("tokenize: 35,090/35,090 (100%, 1.75M/s, ETA 0s)").
+func progressLine(stage string, done, total int64, elapsed time.Duration) string {
+	line := fmt.Sprintf("%s: %s/%s", stage, humanize.Comma(done), humanize.Comma(total))
+	if total > 0 && done > 0 && elapsed > 0 {
+		rate := float64(done) / elapsed.Seconds()
+		eta := time.Duration(float64(total-done) / rate * float64(time.Second))
+		line += fmt.Sprintf(" (%.0f%%, %s/s, ETA %s)", 100*float64(done)/float64(total), strings.ReplaceAll(humanize.SIWithDigits(rate, 2, ""), " ", ""), eta.Round(time.Second))
+	}
+	return line
 }
 
 // pause clears a bar before a log line is printed.

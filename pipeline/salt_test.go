@@ -179,14 +179,14 @@ func TestEmbeddedSaltFollowsImports(t *testing.T) {
 	roots := stageRoots(t, routebench.Source)
 	s0 := allSalts(t, routebench.Source, nil, nil, roots)
 	for file, c := range map[string]struct{ changes, keeps []string }{
-		"model/train.go":                    {[]string{"train"}, []string{"tokenize", "evaluate", "report", "theory", "bench"}},
-		"modelspec/weights/weights.go":      {[]string{"train", "evaluate", "report", "bench"}, []string{"tokenize", "theory"}},
-		"modelspec/positions.go":            {[]string{"train", "evaluate", "report", "bench"}, []string{"tokenize", "theory"}},
-		"stages/tokenize/run.go":            {[]string{"tokenize"}, []string{"train", "evaluate", "theory", "bench"}},
-		"stages/tokenize/shards/batches.go": {[]string{"tokenize", "train", "evaluate"}, []string{"theory", "bench"}},
-		"stages/theory/run.go":              {[]string{"theory"}, []string{"tokenize", "train", "evaluate", "bench", "report"}},
-		"pipeline/runner.go":                {nil, []string{"tokenize", "train", "evaluate", "theory", "bench", "report"}},
-		"artifacts/store.go":                {nil, []string{"tokenize", "train", "evaluate", "theory", "bench", "report"}},
+		"model/train_loop.go":               {[]string{"train"}, []string{"tokenize", "evaluate", "report", "theory", "kernelspeed"}},
+		"modelspec/weights/weights.go":      {[]string{"train", "evaluate", "report", "kernelspeed"}, []string{"tokenize", "theory"}},
+		"modelspec/positions.go":            {[]string{"train", "evaluate", "report", "kernelspeed"}, []string{"tokenize", "theory"}},
+		"stages/tokenize/run.go":            {[]string{"tokenize"}, []string{"train", "evaluate", "theory", "kernelspeed"}},
+		"stages/tokenize/shards/batches.go": {[]string{"tokenize", "train", "evaluate"}, []string{"theory", "kernelspeed"}},
+		"stages/theory/run.go":              {[]string{"theory"}, []string{"tokenize", "train", "evaluate", "kernelspeed", "report"}},
+		"pipeline/runner.go":                {nil, []string{"tokenize", "train", "evaluate", "theory", "kernelspeed", "report"}},
+		"artifacts/store.go":                {nil, []string{"tokenize", "train", "evaluate", "theory", "kernelspeed", "report"}},
 	} {
 		if _, err := fs.Stat(routebench.Source, file); err != nil {
 			t.Fatalf("the test edits %s, which the source lacks: %v (pick another file of that package)", file, err)
@@ -217,7 +217,7 @@ func TestSaltIgnoresDocsAndTests(t *testing.T) {
 	roots := stageRoots(t, routebench.Source)
 	r0 := allSalts(t, routebench.Source, nil, nil, roots)
 	edits := map[string]string{}
-	for _, file := range []string{"model/train_test.go", "stages/evaluate/stage_test.go", "stages/theory/run_test.go"} {
+	for _, file := range []string{"model/train_loop_test.go", "stages/evaluate/stage_test.go", "stages/theory/run_test.go"} {
 		if _, err := fs.Stat(routebench.Source, file); err != nil {
 			t.Fatalf("the test edits %s, which the source lacks: %v (pick another _test.go file)", file, err)
 		}
@@ -267,7 +267,7 @@ func TestSaltFollowsModuleVersions(t *testing.T) {
 			t.Errorf("bumping go-xla did not change the salt of %s", r)
 		}
 	}
-	for _, st := range []string{"tokenize", "evaluate", "report", "theory", "bench"} {
+	for _, st := range []string{"tokenize", "evaluate", "report", "theory", "kernelspeed"} {
 		if r := modulePath + "/stages/" + st; r1[r] != r0[r] {
 			t.Errorf("bumping go-xla changed the salt of %s, which cannot reach it", r)
 		}
@@ -390,7 +390,7 @@ func TestEmbeddedSaltCoversImports(t *testing.T) {
 		t.Fatal(err)
 	}
 	all := strings.Join(lines, "\n")
-	for _, want := range []string{"src routebench/stages/train/stage.go", "src routebench/model/train.go", "src routebench/modelspec/weights/weights.go", "src routebench/modelspec/positions.go", "src routebench/stages/tokenize/",
+	for _, want := range []string{"src routebench/stages/train/stage.go", "src routebench/model/train_loop.go", "src routebench/modelspec/weights/weights.go", "src routebench/modelspec/positions.go", "src routebench/stages/tokenize/",
 		"dep github.com/gomlx/gomlx@v", "dep github.com/gomlx/go-xla@v"} {
 		if !strings.Contains(all, want) {
 			t.Errorf("train salt lacks %q", want)

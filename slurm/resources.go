@@ -15,7 +15,7 @@ type Resources struct {
 	Time      string   `json:"time,omitempty"` // sbatch --time, e.g. 2:00:00
 	Partition string   `json:"partition,omitempty"`
 	Account   string   `json:"account,omitempty"`
-	Gres      string   `json:"gres,omitempty"` // e.g. gpu:1
+	Gres      string   `json:"gres,omitempty"`  // e.g. gpu:1
 	Extra     []string `json:"extra,omitempty"` // more sbatch arguments, one word each
 }
 
@@ -24,7 +24,10 @@ func (r Resources) over(o Resources) Resources {
 	if o.CPUs != 0 {
 		r.CPUs = o.CPUs
 	}
-	for _, p := range []struct{ dst *string; src string }{{&r.Mem, o.Mem}, {&r.Time, o.Time}, {&r.Partition, o.Partition}, {&r.Account, o.Account}, {&r.Gres, o.Gres}} {
+	for _, p := range []struct {
+		dst *string
+		src string
+	}{{&r.Mem, o.Mem}, {&r.Time, o.Time}, {&r.Partition, o.Partition}, {&r.Account, o.Account}, {&r.Gres, o.Gres}} {
 		if p.src != "" {
 			*p.dst = p.src
 		}
@@ -88,11 +91,11 @@ func LoadSite(path string) (*Site, error) {
 var (
 	base         = Resources{CPUs: 1, Mem: "2G", Time: "1:00:00"}
 	kindDefaults = map[string]Resources{
-		"train":      {CPUs: 2, Mem: "4G", Time: "8:00:00"},
-		"evaluate":   {CPUs: 2, Mem: "4G", Time: "4:00:00"},
-		"tokenize":   {CPUs: 1, Mem: "4G", Time: "1:00:00"},
-		"stepspeed":  {CPUs: 2, Mem: "2G", Time: "1:00:00"},
-		"trainbench": {CPUs: 2, Mem: "2G", Time: "1:00:00"},
+		"train":       {CPUs: 2, Mem: "4G", Time: "8:00:00"},
+		"evaluate":    {CPUs: 2, Mem: "4G", Time: "4:00:00"},
+		"tokenize":    {CPUs: 1, Mem: "4G", Time: "1:00:00"},
+		"stepspeed":   {CPUs: 2, Mem: "2G", Time: "1:00:00"},
+		"kernelspeed": {CPUs: 1, Mem: "2G", Time: "1:00:00"},
 	}
 )
 

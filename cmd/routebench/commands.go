@@ -8,9 +8,9 @@ import (
 	"time"
 
 	"routebench/artifacts"
-	"routebench/bench/compare"
+	"routebench/benchmarks/compare"
 	"routebench/pipeline"
-	"routebench/stages"
+	"routebench/planner"
 )
 
 func cmdReproduce(ctx context.Context, args []string) error {
@@ -131,12 +131,12 @@ func cmdResults(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	if err := requireCached(plan, lines, stages.ReportStage); err != nil {
+	if err := requireCached(plan, lines, planner.ReportStage); err != nil {
 		return err
 	}
 	// Everything the report reads is cached; the report itself may need
 	// to be (re)written, e.g. for a new commit label. That takes a second.
-	sub, err := plan.Closure(stages.ReportStage)
+	sub, err := plan.Closure(planner.ReportStage)
 	if err != nil {
 		return err
 	}
@@ -161,14 +161,14 @@ func requireCached(plan *pipeline.Plan, lines []pipeline.StatusLine, except stri
 // exportResults copies the report stage's files (RESULTS.md, plots, CSV)
 // out of the store. The report stage wrote them; this only copies bytes.
 func exportResults(arts map[string]*artifacts.Artifact, dir string) error {
-	rep, ok := arts[stages.ReportStage]
+	rep, ok := arts[planner.ReportStage]
 	if !ok {
-		return fmt.Errorf("no cached %s artifact for this profile: run `routebench reproduce` first", stages.ReportStage)
+		return fmt.Errorf("no cached %s artifact for this profile: run `routebench reproduce` first", planner.ReportStage)
 	}
 	if _, err := exportArtifact(rep, dir); err != nil {
 		return err
 	}
-	fmt.Fprintf(os.Stderr, "results: %s\n", filepath.Join(dir, stages.ResultsFile))
+	fmt.Fprintf(os.Stderr, "results: %s\n", filepath.Join(dir, planner.ResultsFile))
 	return nil
 }
 

@@ -12,7 +12,7 @@ import (
 
 	"routebench/artifacts"
 	"routebench/pipeline"
-	"routebench/stages"
+	"routebench/planner"
 )
 
 // common holds the flags every command takes.
@@ -20,7 +20,7 @@ type common struct {
 	profile, config, store, out, backend string
 	sweep                                string // a sweep file (--sweep): its plan instead of a profile's
 	force                                multiFlag
-	set, corpus, evalCorpus              multiFlag // profile overrides, see stages.Overrides
+	set, corpus, evalCorpus              multiFlag // profile overrides, see planner.Overrides
 	debugKey                             bool
 	fs                                   *flag.FlagSet
 	args                                 []string // positional arguments (stage names)
@@ -101,8 +101,8 @@ func (c *common) outDir() string {
 	return repoRoot()
 }
 
-func (c *common) overrides() stages.Overrides {
-	return stages.Overrides{Config: c.config, Set: c.set, Corpus: c.corpus, EvalCorpus: c.evalCorpus}
+func (c *common) overrides() planner.Overrides {
+	return planner.Overrides{Config: c.config, Set: c.set, Corpus: c.corpus, EvalCorpus: c.evalCorpus}
 }
 
 // setup opens the store and builds the profile's (or the sweep's) plan
@@ -152,22 +152,22 @@ func (c *common) buildPlan() (*pipeline.Plan, error) {
 		if err != nil {
 			return nil, err
 		}
-		return stages.BuildSweep(sw)
+		return planner.BuildSweep(sw)
 	}
-	prof, err := stages.LoadProfileWith(c.profile, c.overrides())
+	prof, err := planner.LoadProfileWith(c.profile, c.overrides())
 	if err != nil {
 		return nil, err
 	}
 	if c.backend != "" {
 		prof.Backend = c.backend
 	}
-	return stages.Build(prof)
+	return planner.Build(prof)
 }
 
 // loadSweep reads the --sweep file. The file names the profile and its
 // overrides, so the flags that would name them too are refused; --backend
 // applies to every point (as the backend field in the file's set would).
-func (c *common) loadSweep() (*stages.Sweep, error) {
+func (c *common) loadSweep() (*planner.Sweep, error) {
 	var clash []string
 	c.fs.Visit(func(f *flag.Flag) {
 		switch f.Name {
@@ -178,7 +178,7 @@ func (c *common) loadSweep() (*stages.Sweep, error) {
 	if len(clash) > 0 {
 		return nil, fmt.Errorf("--sweep %s: %s cannot be combined with a sweep file, which names the profile and its overrides; put them in its \"profile\", \"config\" or \"set\"", c.sweep, strings.Join(clash, ", "))
 	}
-	sw, err := stages.LoadSweep(c.sweep)
+	sw, err := planner.LoadSweep(c.sweep)
 	if err != nil {
 		return nil, err
 	}

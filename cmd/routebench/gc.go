@@ -10,7 +10,7 @@ import (
 
 	"routebench/artifacts"
 	"routebench/pipeline"
-	"routebench/stages"
+	"routebench/planner"
 )
 
 // gcOptions are gc's own flags.
@@ -55,12 +55,12 @@ func cmdGC(args []string) error {
 		return err
 	}
 	var plans []*pipeline.Plan
-	for _, name := range stages.ProfileNames() {
-		prof, err := stages.LoadProfile(name, "")
+	for _, name := range planner.ProfileNames() {
+		prof, err := planner.LoadProfile(name, "")
 		if err != nil {
 			return err
 		}
-		p, err := stages.Build(prof)
+		p, err := planner.Build(prof)
 		if err != nil {
 			return err
 		}
@@ -96,7 +96,7 @@ func collectGarbage(store *artifacts.Store, live map[artifacts.ActionID]bool, o 
 	if err != nil {
 		return err
 	}
-	why := fmt.Sprintf("%d live in the built-in profiles (%s)", len(live), strings.Join(stages.ProfileNames(), ", "))
+	why := fmt.Sprintf("%d live in the built-in profiles (%s)", len(live), strings.Join(planner.ProfileNames(), ", "))
 	switch {
 	case o.all:
 		why += "; run logs ignored (--all)"

@@ -12,7 +12,7 @@ import (
 
 	"routebench/artifacts"
 	"routebench/pipeline"
-	"routebench/stages"
+	"routebench/planner"
 )
 
 // gcPlan is a two-stage plan standing for a profile: data -> train, where
@@ -188,7 +188,7 @@ func TestGCCommandKeepsRecordedRun(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds every built-in profile's plan")
 	}
-	if _, err := stages.Build(mustProfile(t, "smoke")); err != nil {
+	if _, err := planner.Build(mustProfile(t, "smoke")); err != nil {
 		t.Skipf("default corpus not available (make corpus, or set ROUTEBENCH_CACHE): %v", err)
 	}
 	dir := t.TempDir()
@@ -217,9 +217,9 @@ func TestGCCommandKeepsRecordedRun(t *testing.T) {
 	}
 }
 
-func mustProfile(t *testing.T, name string) stages.Profile {
+func mustProfile(t *testing.T, name string) planner.Profile {
 	t.Helper()
-	p, err := stages.LoadProfile(name, "")
+	p, err := planner.LoadProfile(name, "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -65,12 +65,12 @@ func TestPlanJSON(t *testing.T) {
 	if err := os.WriteFile(corpus, []byte(docs.String()), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	args := []string{"--profile", "smoke", "--corpus", corpus, "--set", "variants=rope,alibi", "--set", `train.steps=3`, "--set", `bench_lengths=[64]`, "--store", filepath.Join(dir, "store")}
+	args := []string{"--profile", "smoke", "--corpus", corpus, "--set", "variants=rope,alibi", "--set", `train.steps=3`, "--set", `kernel_speed_lengths=[64]`, "--store", filepath.Join(dir, "store")}
 	out := planFor(t, args...)
 	if out.Profile != "smoke" || out.Levels != 4 || len(out.Stages) != 9 {
 		t.Fatalf("plan: profile %s, %d levels, %d stages; want smoke, 4, 9", out.Profile, out.Levels, len(out.Stages))
 	}
-	wantLevel := map[string]int{"tokenize": 0, "theory": 0, "bench": 0, "trainbench": 0, "train/rope": 1, "train/alibi": 1, "evaluate/rope": 2, "evaluate/alibi": 2, "report": 3}
+	wantLevel := map[string]int{"tokenize": 0, "theory": 0, "kernelspeed": 0, "stepspeed": 0, "train/rope": 1, "train/alibi": 1, "evaluate/rope": 2, "evaluate/alibi": 2, "report": 3}
 	keys := statusKeys(t, args...)
 	for _, s := range out.Stages {
 		if s.Level != wantLevel[s.Name] {
@@ -159,7 +159,7 @@ func TestEvalCorpusFlag(t *testing.T) {
 
 // A command survives sh: what the shell passes on is argv.
 func TestShellJoin(t *testing.T) {
-	argv := []string{"routebench", "run", "train/rope", "--set", `variants=["rope","alibi"]`, "--config", "my file's.json", "--set", "bench_lengths="}
+	argv := []string{"routebench", "run", "train/rope", "--set", `variants=["rope","alibi"]`, "--config", "my file's.json", "--set", "kernel_speed_lengths="}
 	got, err := exec.Command("sh", "-c", "printf '%s\\n' "+shellJoin(argv)).Output()
 	if err != nil {
 		t.Fatal(err)

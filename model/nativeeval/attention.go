@@ -5,7 +5,7 @@ import (
 	"routebench/model/native"
 )
 
-// Streaming causal attention (FlashAttention-style), v3.
+// Streaming causal attention (FlashAttention-style).
 //
 // Layout: each head's queries, keys and values are copied once per layer
 // into head-major buffers (queries pre-rotated and pre-scaled by 1/sqrt(d),
@@ -17,29 +17,8 @@ import (
 // Work items are taken largest first from a shared counter, which balances
 // the triangular (causal) costs across cores.
 //
-// Versions (d=32, 4 heads; single-core micro-benchmarks of one 48x64
-// block in kern_bench_test.go, the whole kernel in bench/; the machine is
-// shared, so the best of several runs is quoted):
-//
-//	v1 portable Go, 4x4 scalar tiles, scalar exp: QK^T ~4.5, PV ~6 GFLOP/s/core.
-//	v2 archsimd (GOEXPERIMENT=simd) 4x4-vector tiles: QK^T 25 GFLOP/s/core;
-//	   every accumulator spilled (Go allocates only X0-X14 to archsimd).
-//	v3 archsimd 4x2-vector tiles, vector exp and ALiBi ramp: QK^T 82, PV 91
-//	   GFLOP/s/core (5.5x v1; removed once v4 superseded it, see kern.go).
-//	v4 Go assembly 6x64 / 12x32 tiles with VFMADD231PS (accumulate in place,
-//	   all 32 zmm registers), online-softmax rescale fused into PV, query
-//	   blocks of 48 rows: QK^T ~140-158, PV ~170-187 GFLOP/s/core (1.8x v3);
-//	   whole attention at L=4096 ~70-90 GFLOP per CPU-second on 2 threads.
-//	v5 the per-row max/exp/sum/rescale bookkeeping of a block in one
-//	   assembly call (softmaxRows) instead of two calls and a Go loop per
-//	   row: whole attention at L=4096 ~110 GFLOP per CPU-second (~1.3x v4),
-//	   220 GFLOP/s wall on both cores when the machine was otherwise idle.
-//	v6 exp as one 7-FMA Horner chain with a clamp instead of lane masks,
-//	   rescale factors exponentiated 16 rows at a time: up to 237 GFLOP/s
-//	   wall (68% of the 346 GFLOP/s sgemm peak), ~120-130 per CPU-second.
-//	   The softmax step is still ~28% of the time: L^2/2 exps per head
-//	   against only 4d = 128 flops each at d=32. Key blocks of 128 measured
-//	   no faster.
+// Version v6; each version's idea and measured speed are in
+// docs/performance-history.md.
 
 const (
 	blockQ = 48 // query rows per work item: a multiple of the 6-row kernels

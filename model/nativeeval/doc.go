@@ -10,15 +10,15 @@
 // It exists because the gomlx model (package model) is for training: its
 // forward materialises L x L attention and runs at a few GFLOP/s, which
 // rules out long windows. This package must never import gomlx (the
-// cross-check against model.Forward lives in a noxla-tagged test) and must
+// cross-check against gomlxeval.Forward lives in a noxla-tagged test) and must
 // never hold an L x L or L x V array: attention streams over key blocks
 // (online softmax) and logits are formed 48 rows at a time, so memory is
 // O(L x d_model) plus O(L x V) only when logits are asked for.
 //
 // API:
 //
-//	m, err := native.Load(set)                       // checks names and shapes, packs weights
-//	res, err := m.LogProbs(ctx, tokens, targets, native.Options{
+//	m, err := nativeeval.Load(set)                   // checks names and shapes, packs weights
+//	res, err := m.LogProbs(ctx, tokens, targets, nativeeval.Options{
 //		FarDistances: []int{T, T / 4},               // optional attention diagnostics
 //		Workers:      0,                              // 0: GOMAXPROCS
 //		ReturnLogits: false,                          // true only for small L (cross-checks)
@@ -33,7 +33,7 @@
 // register tiles, vector exp/GELU). Elsewhere, or with -tags purego, the
 // portable Go kernels run (same semantics, ~10-20x slower).
 // KernelName says which set a process uses. Every kernel is tested against
-// a float64 reference before it is benchmarked (bench/), with tolerances
+// a float64 reference before it is benchmarked (benchmarks/), with tolerances
 // that scale with magnitude; TestMatchesGomlxForward (-tags noxla) checks
 // the whole forward against the gomlx model's.
 package nativeeval

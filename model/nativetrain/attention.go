@@ -71,7 +71,7 @@ func (t *Trainer) attentionForward(params [][]float32, l int, lt *layerTape, f *
 		off := (bh/H)*T*D + h*d
 		P := lt.p[bh*T*T : (bh+1)*T*T]
 		if t.v.Householder {
-			t.pathScores(lt, bh, P) // path_attention.go
+			t.pathScores(lt, bh, P) // householder_attention.go
 		} else {
 			native.Gemm{C: P, A: lt.q[off:], B: lt.k[off:], M: T, K: d, N: T, Lda: D, Ldb: D,
 				TB: true, Tri: native.LowerC, Workers: 1}.Run()
@@ -82,7 +82,7 @@ func (t *Trainer) attentionForward(params [][]float32, l int, lt *layerTape, f *
 			mx := negInf
 			for j := 0; j <= i; j++ {
 				s := row[j]
-				if G != nil { // inside the scale, as PaTH's kernel (modelspec/path.go)
+				if G != nil { // inside the scale, as PaTH's kernel (modelspec/householder.go)
 					s += float32(G[g0+i*H] - G[g0+j*H])
 				}
 				s *= scale
@@ -181,7 +181,7 @@ func (t *Trainer) attentionBackward(params, grads [][]float32, l int, lt *layerT
 		native.Gemm{C: dk[off:], A: dS, B: lt.q[off:], M: T, K: T, N: d, Ldc: D, Ldb: D,
 			TA: true, Tri: native.UpperA, Workers: 1}.Run()
 		if dw != nil {
-			t.pathScoresBackward(lt, bh, dS, dq, dk, dw, dbeta) // path_attention.go
+			t.pathScoresBackward(lt, bh, dS, dq, dk, dw, dbeta) // householder_attention.go
 		}
 		if dG != nil {
 			// s_ij += G_i - G_j: dG_i = sum_j dS_ij - sum_k dS_ki, rows in order.
@@ -236,7 +236,7 @@ func (t *Trainer) attentionBackward(params, grads [][]float32, l int, lt *layerT
 		if broken == "gate" && dG != nil {
 			clear(dG)
 		}
-		t.pathStepsBackward(params, grads, l, lt, rows, dw, dbeta, dG, da) // path.go
+		t.pathStepsBackward(params, grads, l, lt, rows, dw, dbeta, dG, da) // householder_steps.go
 	}
 	return da
 }

@@ -12,8 +12,8 @@
 // the learning-rate schedule come from package model, so both trainers start
 // from the same bits and see the same data.
 //
-// Every registry variant trains here, PaTH and PaTH-FoX included (path.go:
-// the Householder steps and the gate per position; path_attention.go: the
+// Every registry variant trains here, PaTH and PaTH-FoX included (householder_steps.go:
+// the Householder steps and the gate per position; householder_attention.go: the
 // transport in the gomlx graph's UT form, O(T^3) per head on the packed
 // kernels; triangular.go: the blocked inverse it needs), and learned-proj-qkv
 // (angleproj.go: each block's angles projected from its normed input, prefix
@@ -31,16 +31,6 @@
 // are bitwise the same for the same inputs whatever the thread timing and
 // the number of workers (TestStepsWorkerIndependent).
 //
-// Speed (BenchmarkStepShapes, BenchmarkGemmPeak; the cpu profile's shape,
-// d 128, 2 layers, T 128, 2,048 tokens): v1 0.19 cpu-s/step (per-element
-// math.Exp/Tanh, head-major copies, a fresh buffer per product and
-// activation, serial reductions); v2 0.11-0.12 cpu-s/step, ~57 GFLOP per
-// cpu-second, half of what the kernels reach on one large product: vector
-// exp and tanh, heads as strided views, causal tiles skipped, a per-step
-// arena, pooled packing and a cache-friendly transpose. The packed
-// micro-kernels are now ~60% of the step; the rest is the transposes of
-// dW = X^T dY, packing and the elementwise passes. PaTH (BenchmarkTrainStep,
-// same shape, a loaded 2-core machine): path 0.20-0.27 cpu-s/step and
-// path-fox 0.21-0.27, 1.5-2.1x rope's in the same runs (gomlx: ~4x), +28 MB
-// of heap; the O(T^3) products and their transposed operands dominate.
+// Speed: BenchmarkStepShapes and BenchmarkGemmPeak measure it; the
+// versions and their figures are in docs/performance-history.md.
 package nativetrain

@@ -21,7 +21,7 @@ type layerTape struct {
 	n2, a2     []float32
 	inv2       []float32
 	u, th, gel []float32 // [N][F] MLP pre-activation, tanh of the GELU's inner term, GELU output
-	path       *pathTape // PaTH's steps and transport (path.go); nil for the other variants
+	path       *pathTape // PaTH's steps and transport (householder_steps.go); nil for the other variants
 	cos, sin   []float32 // learned-proj-qkv: this block's rotation (angleproj.go); nil: the tape's
 }
 

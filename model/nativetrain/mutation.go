@@ -14,7 +14,7 @@ type Mutation struct{ Piece, Variant string }
 var mutations = []Mutation{
 	{"gelu", "learned-qkv"}, {"softmax", "learned-qkv"}, {"rmsnorm", "learned-qkv"},
 	{"rotation", "learned-qkv"}, {"angles", "learned-qkv"}, {"embed", "learned-qkv"},
-	// PaTH (path.go, path_attention.go): the keys' gradient through the
+	// PaTH (householder_steps.go, householder_attention.go): the keys' gradient through the
 	// transport's R, the strengths', the short convolution's taps, FoX's gate.
 	{"householder", "path"}, {"beta", "path"}, {"conv", "path"}, {"gate", "path-fox"},
 	// learned-proj-qkv (angleproj.go): the angles' gradient taken per

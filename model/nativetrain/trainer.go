@@ -29,7 +29,7 @@ type Trainer struct {
 	table   []float32 // fixed angle table of random-* variants (nil otherwise)
 	workers int
 	ar      arena     // a step's buffers, reused by the next
-	scratch sync.Pool // *[]float32: per-task buffers of the PaTH transport (path_attention.go)
+	scratch sync.Pool // *[]float32: per-task buffers of the PaTH transport (householder_attention.go)
 
 	p, m, vv [][]float32
 }

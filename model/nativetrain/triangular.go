@@ -9,7 +9,7 @@ const invBase = 32
 // unitLowerInverse sets the n x n block y to (I + nm)^-1 for nm strictly
 // lower triangular (nm's diagonal and upper part are never read); both
 // have leading dimension ld. It is the blocked recursion of the gomlx
-// graph (model/path_attn.go's unitLowerInverse), with the inverses A', D'
+// graph (model/householder_attention.go's unitLowerInverse), with the inverses A', D'
 // of the diagonal blocks of [[A, 0], [C, D]] giving the lower-left block
 // -D' C A', on the packed kernels; blocks up to invBase by forward
 // substitution. tmp holds at least n*n/4 floats.

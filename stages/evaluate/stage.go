@@ -81,6 +81,21 @@ func (c Config) stageName() string {
 	return Kind + "/" + c.Variant
 }
 
+// MaxMultiplier is the longest evaluation length, in training contexts T:
+// the paper's 65K at its T = 512. Multipliers are the powers of two up to it
+// (Multipliers); the planner sizes a corpus's held-out split from it.
+const MaxMultiplier = 128
+
+// Multipliers lists every allowed length multiplier, 1, 2, 4, ...,
+// MaxMultiplier: the built-in profiles' lengths.
+func Multipliers() []int {
+	var ms []int
+	for m := 1; m <= MaxMultiplier; m *= 2 {
+		ms = append(ms, m)
+	}
+	return ms
+}
+
 // Validate rejects lengths and protocols the protocol does not allow.
 func (c Config) Validate() error {
 	if _, err := parseProtocols(c.Protocols); err != nil {
@@ -90,8 +105,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("%s: context %d, windows %d and multipliers %v must be positive", c.stageName(), c.Context, c.Windows, c.Multipliers)
 	}
 	for _, m := range c.Multipliers {
-		if m <= 0 || m&(m-1) != 0 {
-			return fmt.Errorf("%s: length %d x T is not allowed: multipliers must be powers of two (1, 2, 4, ..., 128)", c.stageName(), m)
+		if m <= 0 || m&(m-1) != 0 || m > MaxMultiplier {
+			return fmt.Errorf("%s: length %d x T is not allowed: multipliers must be powers of two from 1 to %d (set length_multipliers to some of %v)", c.stageName(), m, MaxMultiplier, Multipliers())
 		}
 	}
 	if c.Multipliers[0] != 1 {

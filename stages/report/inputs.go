@@ -11,13 +11,13 @@ type evalResult = evaluate.Result
 // report does not import the measuring stages (their code would salt its
 // key); stages.TestReportReadsProducersFiles checks the names agree.
 const (
-	TheoryMarkdown     = "theory.md"
-	BenchMarkdown      = "bench.md"      // bench.MarkdownFile
-	TrainBenchMarkdown = "trainbench.md" // trainbench.MarkdownFile
+	TheoryMarkdown      = "theory.md"
+	KernelSpeedMarkdown = "kernelspeed.md" // kernelspeed.MarkdownFile
+	StepSpeedMarkdown   = "stepspeed.md"   // stepspeed.MarkdownFile
 )
 
-// readMarkdown returns a measurement stage's markdown table (bench.md of
-// the bench input, trainbench.md of trainbench's), or "" where the plan
+// readMarkdown returns a measurement stage's markdown table (kernelspeed.md of
+// the bench input, stepspeed.md of stepspeed's), or "" where the plan
 // has no such input.
 func readMarkdown(rc *pipeline.RunContext, input, file string) (string, error) {
 	art, ok := rc.Inputs[input]

@@ -180,17 +180,24 @@ func renderLearnedShift(b *strings.Builder, vs []*variantData) {
 		if !math.IsNaN(s.Rel) {
 			rel = fmt.Sprintf("%.2f%%", 100*s.Rel)
 		}
-		c := v.train.Config
 		lr := 1.0
 		if vv, err := modelspec.LookupVariant(v.variant); err == nil {
 			lr = vv.LRScale(modelspec.AngleTable)
 		}
 		rows = append(rows, fmt.Sprintf("| %s | %s | x%g | %s | %.3f | %.3f | %.3f | %.3f | %.1f%% |", v.name, s.Init, lr, rel,
 			s.RMS, s.PairRMS[0], s.PairRMS[len(s.PairRMS)-1], s.MaxAbs, 100*s.Moved))
-		sigma = fmt.Sprintf(" (random-* draw them with sigma %.2f for the fastest pair and %.2f for the slowest)", c.SigmaMax, c.SigmaMin)
 	}
 	if len(rows) == 0 {
 		return
+	}
+	// The sigmas are those of a variant that draws its table from them (a
+	// zero-started table's config carries none: Config.Normalized).
+	for _, v := range vs {
+		if v.train != nil && len(v.train.AngleSigmas) > 0 {
+			c := v.train.Config
+			sigma = fmt.Sprintf(" (random-* draw them with sigma %.2f for the fastest pair and %.2f for the slowest)", c.SigmaMax, c.SigmaMin)
+			break
+		}
 	}
 	b.WriteString("\nHow far the learned angle tables moved from their initialisation (zero: a zero table, every angle " +
 		"learned; random: the seeded table random-* use), at their angle learning-rate factor: relative norm of the " +

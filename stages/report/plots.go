@@ -51,13 +51,22 @@ func variantStyle(i int) (color.Color, vg.Length) {
 
 // ratioPlot: PPL(L)/PPL(T) against L (log2), one line per variant, with
 // its interval as error bars (the window bootstrap's, or over seeds).
+// Lines are coloured and ordered by family (families.go).
 func ratioPlot(vs []*variantData, path string) error {
-	var series []Series
+	byName := map[string]*variantData{}
+	var names []string
 	for _, v := range vs {
-		if v.eval == nil {
-			continue
+		if v.eval != nil {
+			byName[v.name] = v
+			names = append(names, v.name)
 		}
-		s := Series{Name: v.name}
+	}
+	order, styles := familyStyles(names)
+	var series []Series
+	for _, name := range order {
+		v := byName[name]
+		st := styles[name]
+		s := Series{Name: v.name, style: &st}
 		for _, l := range v.eval.Lengths {
 			s.X, s.Y = append(s.X, math.Log2(float64(l.L))), append(s.Y, l.Ratio.Value)
 			s.Lo, s.Hi = append(s.Lo, l.Ratio.Lo), append(s.Hi, l.Ratio.Hi)
@@ -72,6 +81,7 @@ func ratioPlot(vs []*variantData, path string) error {
 type Series struct {
 	Name         string
 	X, Y, Lo, Hi []float64
+	style        *lineStyle // nil: the i-th colour of the palette
 }
 
 // IntervalPlot draws each series as a line with markers and its intervals
@@ -97,7 +107,7 @@ func IntervalPlot(path, title, xLabel, yLabel string, ticks plot.Ticker, series 
 				errs[k].High = hi - s.Y[k]
 			}
 		}
-		if err := addLine(p, s.Name, i, pts); err != nil {
+		if err := addLine(p, s, i, pts); err != nil {
 			return err
 		}
 		eb, err := plotter.NewYErrorBars(struct {
@@ -108,6 +118,9 @@ func IntervalPlot(path, title, xLabel, yLabel string, ticks plot.Ticker, series 
 			return err
 		}
 		eb.Color, _ = variantStyle(i)
+		if s.style != nil {
+			eb.Color = s.style.color
+		}
 		p.Add(eb)
 	}
 	return p.Save(7*vg.Inch, 4.5*vg.Inch, path)
@@ -128,16 +141,19 @@ func (l LabelTicks) Ticks(min, max float64) []plot.Tick {
 	return t
 }
 
-func addLine(p *plot.Plot, name string, i int, pts plotter.XYs) error {
+func addLine(p *plot.Plot, series Series, i int, pts plotter.XYs) error {
 	l, s, err := plotter.NewLinePoints(pts)
 	if err != nil {
 		return err
 	}
 	l.Color, l.Width = variantStyle(i)
 	s.Color, _ = variantStyle(i)
+	if series.style != nil {
+		l.Color, s.Color, l.Dashes = series.style.color, series.style.color, series.style.dashes
+	}
 	s.Shape = plotutil.Shape(i)
 	p.Add(l, s)
-	p.Legend.Add(name, l, s)
+	p.Legend.Add(series.Name, l, s)
 	return nil
 }
 
@@ -158,7 +174,7 @@ func farPlot(vs []*variantData, path string) error {
 		if len(pts) == 0 {
 			continue
 		}
-		if err := addLine(p, v.name, i, pts); err != nil {
+		if err := addLine(p, Series{Name: v.name}, i, pts); err != nil {
 			return err
 		}
 	}

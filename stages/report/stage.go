@@ -40,10 +40,10 @@ type Config struct {
 
 // Inputs are the stages the report reads.
 type Inputs struct {
-	Train, Evaluate map[string]*pipeline.Stage // by run name (RunName)
-	Theory, Bench   *pipeline.Stage            // may be nil
-	TrainBench      *pipeline.Stage            // may be nil
-	EvalCorpora     []EvalCorpus               // in Config.EvalCorpora's order
+	Train, Evaluate     map[string]*pipeline.Stage // by run name (RunName)
+	Theory, KernelSpeed *pipeline.Stage            // may be nil
+	StepSpeed           *pipeline.Stage            // may be nil
+	EvalCorpora         []EvalCorpus               // in Config.EvalCorpora's order
 }
 
 // EvalCorpus is an evaluation corpus's evaluate stages, by run name (RunName).
@@ -88,9 +88,9 @@ func evalInput(v string) string  { return "evaluate-" + v }
 func corpusEvalInput(v, c string) string { return "evaluate-" + v + "@" + c }
 
 const (
-	theoryInput     = "theory"
-	benchInput      = "bench"
-	trainBenchInput = "trainbench"
+	theoryInput      = "theory"
+	kernelSpeedInput = "kernelspeed"
+	stepSpeedInput   = "stepspeed"
 )
 
 // Stage returns the report stage.
@@ -112,11 +112,11 @@ func Stage(cfg Config, in Inputs) *pipeline.Stage {
 	if in.Theory != nil {
 		inputs = append(inputs, pipeline.Input{Name: theoryInput, Stage: in.Theory})
 	}
-	if in.Bench != nil {
-		inputs = append(inputs, pipeline.Input{Name: benchInput, Stage: in.Bench})
+	if in.KernelSpeed != nil {
+		inputs = append(inputs, pipeline.Input{Name: kernelSpeedInput, Stage: in.KernelSpeed})
 	}
-	if in.TrainBench != nil {
-		inputs = append(inputs, pipeline.Input{Name: trainBenchInput, Stage: in.TrainBench})
+	if in.StepSpeed != nil {
+		inputs = append(inputs, pipeline.Input{Name: stepSpeedInput, Stage: in.StepSpeed})
 	}
 	return &pipeline.Stage{
 		Name: Kind, Kind: Kind, Config: cfg, Inputs: inputs,
@@ -237,11 +237,11 @@ func run(rc *pipeline.RunContext, cfg Config) error {
 	if err != nil {
 		return err
 	}
-	bench, err := readMarkdown(rc, benchInput, BenchMarkdown)
+	bench, err := readMarkdown(rc, kernelSpeedInput, KernelSpeedMarkdown)
 	if err != nil {
 		return err
 	}
-	steps, err := readMarkdown(rc, trainBenchInput, TrainBenchMarkdown)
+	steps, err := readMarkdown(rc, stepSpeedInput, StepSpeedMarkdown)
 	if err != nil {
 		return err
 	}

@@ -19,8 +19,11 @@ import (
 // Kind is the stage kind; stage names are "train/<variant>".
 const Kind = "train"
 
-// Stage returns the training stage of one variant.
+// Stage returns the training stage of one variant. Its config is
+// normalized first (modelspec.Config.Normalized): the key hashes only what
+// the variant reads, and train.json records the same config.
 func Stage(cfg modelspec.Config, tokenized *pipeline.Stage) *pipeline.Stage {
+	cfg = cfg.Normalized()
 	return &pipeline.Stage{
 		Name:     Kind + "/" + cfg.Variant,
 		Kind:     Kind,

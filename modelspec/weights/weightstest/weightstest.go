@@ -63,7 +63,8 @@ func RandomSet(t testing.TB, a modelspec.Arch, seed uint64) *weights.Set {
 	return set
 }
 
-// PaperArch is the paper profile's shape (16 layers, width 768, 12 heads,
+// PaperArch is the paper profile's shape (planner.TrainConfig("paper", "random-qkv"), pinned
+// equal by planner's TestPaperArchIsTheProfiles; 16 layers, width 768, 12 heads,
 // MLP 3072, GPT-2 vocabulary 50257, context 512) with the costliest
 // variant, accumulated rotations with value transport.
 func PaperArch() modelspec.Arch {

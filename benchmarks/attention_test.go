@@ -1,0 +1,96 @@
+package benchmarks
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"routebench/internal/procstat"
+	"routebench/model/native"
+	"routebench/model/nativeeval"
+)
+
+// Shapes of the cpu profile (d_model 128, 4 heads of 32).
+const (
+	benchHeads = 4
+	benchDHead = 32
+)
+
+// SgemmPeakGFLOPs is the machine's float32 sgemm peak (OpenBLAS, both
+// cores), the yardstick for "fraction of peak".
+const SgemmPeakGFLOPs = 346.0
+
+var benchLengths = []int{256, 1024, 4096}
+
+// attnVariants are the attention flavours that cost differently (learned-*
+// run exactly the random-* code).
+var attnVariants = []struct {
+	name     string
+	rotation string
+	valueRot bool
+	alibi    bool
+}{
+	{"nope", "none", false, false},
+	{"rope", "rope", false, false},
+	{"alibi", "none", false, true},
+	{"random-qk", "accumulated", false, false},
+	{"random-qkv", "accumulated", true, false},
+}
+
+func randFloats(r *rand.Rand, n int) []float32 {
+	x := make([]float32, n)
+	for i := range x {
+		x[i] = float32(r.NormFloat64())
+	}
+	return x
+}
+
+// reportAttention adds the derived metrics: GFLOP/s by the causal count
+// (4 L^2/2 d per head), tokens/s, % of the sgemm peak, and GFLOP per
+// CPU-second of this process. The machine is shared: when other jobs take
+// CPU, wall-clock rates drop while the per-CPU-second rate stays put, so
+// the latter times the core count estimates the uncontended rate.
+func reportAttention(b *testing.B, flops float64, L int, cpu0 float64) {
+	sec := b.Elapsed().Seconds() / float64(b.N)
+	gf := flops / sec / 1e9
+	b.ReportMetric(gf, "GFLOP/s")
+	b.ReportMetric(float64(L)/sec, "tokens/s")
+	b.ReportMetric(100*gf/SgemmPeakGFLOPs, "%peak")
+	if cpu := procstat.CPUSeconds() - cpu0; cpu > 0 {
+		b.ReportMetric(flops*float64(b.N)/cpu/1e9, "GFLOP/cpu-s")
+	}
+}
+
+func BenchmarkAttention(b *testing.B) {
+	b.Logf("native kernels: %s", native.KernelName())
+	for _, v := range attnVariants {
+		for _, L := range benchLengths {
+			b.Run(fmt.Sprintf("variant=%s/L=%d", v.name, L), func(b *testing.B) {
+				r := rand.New(rand.NewPCG(uint64(L), 1))
+				spec := nativeeval.AttentionSpec{L: L, Heads: benchHeads, DHead: benchDHead, Rotation: v.rotation,
+					RopeBase: 10000, ValueRot: v.valueRot, ALiBi: v.alibi}
+				if v.rotation == "accumulated" {
+					const V = 257
+					spec.Angles = randFloats(r, V*benchHeads*benchDHead/2)
+					spec.Tokens = make([]int32, L)
+					for i := range spec.Tokens {
+						spec.Tokens[i] = int32(r.IntN(V))
+					}
+				}
+				a, err := nativeeval.NewAttention(spec)
+				if err != nil {
+					b.Fatal(err)
+				}
+				D := benchHeads * benchDHead
+				qkv, out := randFloats(r, L*3*D), make([]float32, L*D)
+				a.Run(out, qkv, 0) // warm caches and the page tables of out
+				b.ResetTimer()
+				cpu0 := procstat.CPUSeconds()
+				for b.Loop() {
+					a.Run(out, qkv, 0)
+				}
+				reportAttention(b, a.FLOPs(), L, cpu0)
+			})
+		}
+	}
+}

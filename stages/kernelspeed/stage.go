@@ -1,0 +1,165 @@
+// Package kernelspeed is the pipeline stage that measures the native attention
+// kernel's throughput on this machine and records it (benchfmt text and a
+// markdown table) for the report. Its figures are measurements, not
+// results: every output file is volatile, so it never breaks determinism
+// checks and is re-measured only when the kernel code changes.
+package kernelspeed
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"testing"
+
+	"routebench/model/native"
+	"routebench/model/nativeeval"
+	"routebench/pipeline"
+)
+
+// Kind is the stage kind and name.
+const Kind = "kernelspeed"
+
+// Output files.
+const (
+	TextFile     = "kernelspeed.txt" // benchfmt: `routebench bench compare` reads it
+	MarkdownFile = "kernelspeed.md"
+)
+
+// SgemmPeakGFLOPs is this machine kind's float32 sgemm peak (OpenBLAS, both
+// cores), the yardstick for "fraction of peak".
+const SgemmPeakGFLOPs = 346.0
+
+// Config says which shapes to measure.
+type Config struct {
+	Heads   int   `json:"heads"`
+	DHead   int   `json:"d_head"`
+	Lengths []int `json:"lengths"`
+	Count   int   `json:"count"` // repetitions per benchmark (medians reported)
+}
+
+// NewConfig measures the cpu profile's attention shape (4 heads of 32) at
+// the given lengths.
+func NewConfig(lengths []int, count int) Config {
+	return Config{Heads: 4, DHead: 32, Lengths: lengths, Count: count}
+}
+
+type flavour struct {
+	name, rotation        string
+	valueRot, alibi, path bool
+}
+
+// flavours cost differently; learned-* run exactly the random-* kernels,
+// and path-fox's gate adds only a bias to path's (its FLOPs are path's).
+var flavours = []flavour{
+	{"nope", "none", false, false, false},
+	{"rope", "rope", false, false, false},
+	{"alibi", "none", false, true, false},
+	{"random-qk", "accumulated", false, false, false},
+	{"random-qkv", "accumulated", true, false, false},
+	{"path", "none", false, false, true},
+}
+
+// Stage returns the benchmark stage.
+func Stage(cfg Config) *pipeline.Stage {
+	return &pipeline.Stage{
+		Name: Kind, Kind: Kind, Config: cfg,
+		Code:     []string{"routebench/stages/kernelspeed"},
+		Volatile: []string{TextFile, MarkdownFile},
+		Run:      func(rc *pipeline.RunContext) error { return run(rc, cfg) },
+	}
+}
+
+func run(rc *pipeline.RunContext, cfg Config) error {
+	if cfg.Count <= 0 || len(cfg.Lengths) == 0 {
+		return fmt.Errorf("kernelspeed: count %d and lengths %v must be positive", cfg.Count, cfg.Lengths)
+	}
+	var txt, md strings.Builder
+	fmt.Fprintf(&txt, "goos: %s\ngoarch: %s\ncpu: %s\nkernel: %s\npkg: routebench/model/native\n", runtime.GOOS, runtime.GOARCH, pipeline.CPUModel(), native.KernelName())
+	fmt.Fprintf(&md, "Native streaming attention (%d heads x d_head %d, causal; FLOPs = 4 L^2/2 d per head, PaTH's 8 L^2/2 d: its transport doubles the work per pair; PaTH's time includes building each key block's WY form, as the forward pass pays per layer), kernel `%s`, GOMAXPROCS %d; median of %d runs; peak = %.0f GFLOP/s (OpenBLAS sgemm, both cores).\n\n| variant | L | GFLOP/s | tokens/s | %% of sgemm peak |\n|---|---|---|---|---|\n",
+		cfg.Heads, cfg.DHead, native.KernelName(), runtime.GOMAXPROCS(0), cfg.Count, SgemmPeakGFLOPs)
+	total := int64(len(flavours) * len(cfg.Lengths) * cfg.Count)
+	var done int64
+	for _, f := range flavours {
+		for _, L := range cfg.Lengths {
+			att, qkv, out, err := problem(f, cfg, L)
+			if err != nil {
+				return err
+			}
+			var gfs []float64
+			for c := 0; c < cfg.Count; c++ {
+				if err := rc.Context.Err(); err != nil {
+					return err
+				}
+				r := testing.Benchmark(func(b *testing.B) {
+					for b.Loop() {
+						att.Run(out, qkv, 0)
+					}
+				})
+				sec := r.T.Seconds() / float64(r.N)
+				gf := att.FLOPs() / sec / 1e9
+				gfs = append(gfs, gf)
+				fmt.Fprintf(&txt, "BenchmarkAttention/variant=%s/L=%d-%d\t%d\t%.0f ns/op\t%.2f GFLOP/s\t%.0f tokens/s\n",
+					f.name, L, runtime.GOMAXPROCS(0), r.N, sec*1e9, gf, float64(L)/sec)
+				done++
+				rc.Progress(done, total, fmt.Sprintf("%s L=%d", f.name, L))
+			}
+			slices.Sort(gfs)
+			med := gfs[len(gfs)/2]
+			tokens := med * 1e9 / att.FLOPs() * float64(L)
+			fmt.Fprintf(&md, "| %s | %d | %.1f | %.0f | %.1f%% |\n", f.name, L, med, tokens, 100*med/SgemmPeakGFLOPs)
+		}
+	}
+	md.WriteString("\nThe same benchmarks against gomlx, and the evaluator's memory, are `go test -bench . ./benchmarks/` (`make bench`).\n")
+	if err := os.WriteFile(filepath.Join(rc.OutDir, TextFile), []byte(txt.String()), 0o644); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(rc.OutDir, MarkdownFile), []byte(md.String()), 0o644)
+}
+
+// problem builds a seeded random attention problem of one flavour.
+func problem(f flavour, cfg Config, L int) (*nativeeval.Attention, []float32, []float32, error) {
+	r := rand.New(rand.NewPCG(uint64(L), 17))
+	D := cfg.Heads * cfg.DHead
+	spec := nativeeval.AttentionSpec{L: L, Heads: cfg.Heads, DHead: cfg.DHead, Rotation: f.rotation, RopeBase: 10000,
+		ValueRot: f.valueRot, ALiBi: f.alibi}
+	if f.rotation == "accumulated" {
+		const V = 257
+		spec.Angles = make([]float32, V*D/2)
+		for i := range spec.Angles {
+			spec.Angles[i] = float32(0.5 * r.NormFloat64())
+		}
+		spec.Tokens = make([]int32, L)
+		for i := range spec.Tokens {
+			spec.Tokens[i] = int32(r.IntN(V))
+		}
+	}
+	if f.path { // unit directions and betas in (0, 2), as a trained layer's steps
+		spec.PathW, spec.PathBeta = make([]float32, L*D), make([]float32, cfg.Heads*L)
+		for t := 0; t < cfg.Heads*L; t++ {
+			w := spec.PathW[t*cfg.DHead : (t+1)*cfg.DHead]
+			var n float64
+			for c := range w {
+				w[c] = float32(r.NormFloat64())
+				n += float64(w[c]) * float64(w[c])
+			}
+			for c := range w {
+				w[c] /= float32(math.Sqrt(n))
+			}
+			spec.PathBeta[t] = float32(2 * r.Float64())
+		}
+	}
+	att, err := nativeeval.NewAttention(spec)
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("kernelspeed: %s L=%d: %w", f.name, L, err)
+	}
+	qkv := make([]float32, L*3*D)
+	for i := range qkv {
+		qkv[i] = float32(r.NormFloat64())
+	}
+	return att, qkv, make([]float32, L*D), nil
+}
