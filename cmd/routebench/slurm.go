@@ -212,8 +212,12 @@ func (j *slurmJob) submit(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(os.Stderr, "slurm submit %s: %d stages, %d cached, %d already queued or running, %d submitted (sbatch calls: %d, squeue calls: %d)\n",
-		j.plan.Profile, len(nodes), res.Cached, len(res.Queued), len(res.New), j.sub.Client.Calls["sbatch"], j.sub.Client.Calls["squeue"])
+	verb := "submitted"
+	if j.f.dryRun {
+		verb = "would be submitted (--dry-run)"
+	}
+	fmt.Fprintf(os.Stderr, "slurm submit %s: %d stages, %d cached, %d already queued or running, %d %s (sbatch calls: %d, squeue calls: %d)\n",
+		j.plan.Profile, len(nodes), res.Cached, len(res.Queued), len(res.New), verb, j.sub.Client.Calls["sbatch"], j.sub.Client.Calls["squeue"])
 	if !j.f.wait || j.f.dryRun {
 		return nil
 	}
