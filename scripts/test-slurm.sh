@@ -20,7 +20,7 @@ trap slurm_stop EXIT
 T=$(mktemp -d /tmp/routebench-slurm-test.XXXXXX)
 trap 'slurm_stop; rm -rf "$T"' EXIT
 start=$SECONDS
-fail() { echo "test-slurm: FAIL: $*" >&2; exit 1; }
+fail() { echo "test-slurm: FAIL: $*" >&2; squeue -h -t all -o '%i %j %T %r' >&2 2>/dev/null || true; exit 1; }
 slurm_start
 
 # A store path with a space and a command substitution in it: quoted in the
@@ -99,10 +99,10 @@ scancel --signal=USR1 --batch "$tjob"
 # slurmctld holds a requeued batch job back (BeginTime, about 2 minutes);
 # release it as soon as it is back in the queue.
 for _ in $(seq 120); do
-	squeue -h -j "$tjob" -o '%T %r' 2>/dev/null | grep -q '^PENDING BeginTime' && { scontrol update JobId="$tjob" StartTime=now; break; }
+	squeue -h -j "$tjob" -o '%T %r' 2>/dev/null | tee -a "$T/states4" | grep -q '^PENDING BeginTime' && { scontrol update JobId="$tjob" StartTime=now; break; }
 	sleep 0.25
 done
-psub --wait --out "$T/preempt-out" > "$T/wait4.log" 2>&1 || { cat "$T/wait4.log" "$tlog"; fail "waiting for the preempted plan"; }
+psub --wait --out "$T/preempt-out" > "$T/wait4.log" 2>&1 || { sort "$T/states4" | uniq -c; cat "$T/wait4.log" "$tlog"; fail "waiting for the preempted plan"; }
 grep -q "requeueing job $tjob" "$tlog" || { cat "$tlog"; fail "train/rope's job did not requeue itself on USR1"; }
 grep -q "resumed from step" "$tlog" || { cat "$tlog"; fail "the requeued train/rope did not resume from a checkpoint"; }
 scontrol show job "$tjob" | grep -qE 'Restarts=1\b' || { scontrol show job "$tjob"; fail "job $tjob was not restarted once"; }
