@@ -229,6 +229,7 @@ func (j *slurmJob) submit(ctx context.Context) error {
 // the store, then exports as reproduce or sweep does.
 func (j *slurmJob) waitAndExport(ctx context.Context) error {
 	interval := j.f.poll
+	resubmits := 0
 	last := j.plan.Stages[len(j.plan.Stages)-1].Name
 	for {
 		rep, err := j.status()
@@ -241,6 +242,17 @@ func (j *slurmJob) waitAndExport(ctx context.Context) error {
 		case final.State == slurm.StateCached:
 			fmt.Fprintf(os.Stderr, "slurm: %s done (squeue calls: %d, sbatch calls: %d)\n", j.plan.Profile, j.sub.Client.Calls["squeue"], j.sub.Client.Calls["sbatch"])
 			return j.export()
+		case active == 0 && rep.Count(slurm.StateDone) == 0 && onlyCancelled(rep) && resubmits < 2:
+			// No stage failed by itself: jobs were cancelled, e.g. a
+			// dependent whose parent requeued itself (Slurm can see the
+			// requeued parent as cancelled for a moment and kill its
+			// afterok dependents). Submit what is missing again.
+			resubmits++
+			fmt.Fprintf(os.Stderr, "slurm: %d stages cancelled without a failure; submitting them again\n", rep.Count(slurm.StateFailed)+rep.Count(slurm.StateSkipped))
+			if err := j.resubmit(); err != nil {
+				return err
+			}
+			continue
 		case active == 0 && rep.Count(slurm.StateDone) == 0:
 			printSlurmReport(j, rep)
 			return fmt.Errorf("slurm: %s cannot finish: no job is pending or running and %s is not in the store (%d failed, %d skipped, %d not submitted); fix the failure and submit again",
@@ -253,6 +265,30 @@ func (j *slurmJob) waitAndExport(ctx context.Context) error {
 		}
 		interval = min(interval*3/2, j.f.pollMax)
 	}
+}
+
+func (j *slurmJob) resubmit() error {
+	nodes, err := j.nodes()
+	if err != nil {
+		return err
+	}
+	_, err = j.sub.Submit(nodes)
+	return err
+}
+
+// onlyCancelled: every stage that did not finish had its job cancelled
+// (none failed, timed out or ran out of memory), and some did not finish.
+func onlyCancelled(rep *slurm.Report) bool {
+	n := 0
+	for _, s := range rep.Stages {
+		if s.State == slurm.StateFailed || s.State == slurm.StateSkipped {
+			if !strings.HasPrefix(s.JobState, "CANCELLED") && !strings.HasPrefix(s.JobState, "PENDING") {
+				return false
+			}
+			n++
+		}
+	}
+	return n > 0
 }
 
 // export writes RESULTS.md (or the sweep's study) from the store: the same
