@@ -9,5 +9,5 @@ import "embed"
 // third-party versions come from the binary's build info). Directories
 // listed here must exist.
 //
-//go:embed artifacts internal pipeline stages model modelspec
+//go:embed artifacts internal pipeline stages model modelspec stats
 var Source embed.FS

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"routebench/stages/evaluate"
+	"routebench/stats"
 )
 
 func result(ratios ...float64) *evaluate.Result {
@@ -14,7 +15,7 @@ func result(ratios ...float64) *evaluate.Result {
 	for i, x := range ratios {
 		L := 32 << i
 		r.Lengths = append(r.Lengths, evaluate.LengthResult{L: L, Multiplier: 1 << i,
-			PPL: evaluate.Interval{Value: 5 * x}, Ratio: evaluate.Interval{Value: x}})
+			PPL: stats.Interval{Value: 5 * x}, Ratio: stats.Interval{Value: x}})
 	}
 	return r
 }

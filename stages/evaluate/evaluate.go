@@ -8,10 +8,18 @@ import (
 	"routebench/modelspec/weights"
 	"routebench/pipeline"
 	"routebench/stages/tokenize/shards"
+	"routebench/stats"
 )
+
+// FormatVersion is eval.json's format. 2 added EqualTokens windows
+// (Config.WindowsAt), LengthResult.PrefixLoss and PrefixRatio; a result
+// without the field is format 1 and reads as before (no prefix ratio).
+const FormatVersion = 2
 
 // Result is the content of eval.json.
 type Result struct {
+	// Format is FormatVersion when written; 0 (absent) for format 1.
+	Format  int    `json:"format_version,omitempty"`
 	Variant string `json:"variant"`
 	Profile string `json:"profile"`
 	// Corpus names the evaluation corpus (Config.Corpus); empty: the
@@ -49,15 +57,31 @@ type LengthResult struct {
 	Multiplier int `json:"multiplier"`
 	// Scored is how many positions at the end of each window were scored,
 	// when fewer than L (a sliding-window protocol).
-	Scored     int       `json:"scored,omitempty"`
-	PPL        Interval  `json:"ppl"`
-	Ratio      Interval  `json:"ratio"` // PPL(L) / PPL(T)
+	Scored int            `json:"scored,omitempty"`
+	PPL    stats.Interval `json:"ppl"`
+	// Ratio is the paper's ratio PPL(L) / PPL(T): independent windows
+	// at each length, a bootstrap resampling both sets.
+	Ratio stats.Interval `json:"ratio"`
+	// WindowLoss is each window's mean loss over its scored positions.
 	WindowLoss []float64 `json:"window_loss"`
-	Buckets    []Bucket  `json:"buckets,omitempty"` // not for sliding windows (only their last positions are scored)
-	FarMass    []FarMass `json:"far_mass"`
-	Entropy    float64   `json:"entropy"` // mean attention entropy (nats), over layers, heads, queries
+	// PrefixLoss is each window's mean loss over its own first T
+	// positions: windows of length T in their own right (a causal
+	// model's loss at position i depends only on the tokens before it),
+	// paired with WindowLoss. Format 2; empty in format 1.
+	PrefixLoss []float64 `json:"prefix_loss,omitempty"`
+	// PrefixRatio is the paired prefix ratio exp(mean over windows of
+	// WindowLoss - PrefixLoss): PPL over the scored positions against PPL
+	// over the same windows' first T, with a bootstrap over windows
+	// resampled as pairs (stats.PairedRatioInterval). 1 at L = T. The v2
+	// claims read it (docs/statistics.md says why). Format 2.
+	PrefixRatio *stats.Interval `json:"prefix_ratio,omitempty"`
+	Buckets     []Bucket        `json:"buckets,omitempty"` // not for sliding windows (only their last positions are scored)
+	FarMass     []FarMass       `json:"far_mass"`
+	Entropy     float64         `json:"entropy"` // mean attention entropy (nats), over layers, heads, queries
 	// StepGaps are PaTH's mean Householder step per layer and head over
-	// every window of the length (stepgap.go); primary protocol, PaTH only.
+	// the length's first Config.Windows windows (stepgap.go; the windows
+	// of format 1, so the extra EqualTokens windows do not multiply the
+	// diagnostic's cost); primary protocol, PaTH only.
 	StepGaps []StepGap `json:"step_gaps,omitempty"`
 }
 
@@ -92,7 +116,7 @@ func (s *scorer) score(L int, windows [][]int32, diag bool, what string) ([][]fl
 		if diag && w < s.cfg.FarWindows {
 			opts.FarDistances = s.cfg.FarDistances
 		}
-		opts.PathSteps = diag && s.steps != nil
+		opts.PathSteps = diag && s.steps != nil && w < s.cfg.Windows
 		out, err := s.m.LogProbs(s.rc.Context, win[:L], win[1:L+1], opts)
 		if err != nil {
 			return nil, nil, fmt.Errorf("%s, length %d, window %d: %w", s.cfg.stageName(), L, w, err)
@@ -123,19 +147,26 @@ func (s *scorer) lengthResult(p Protocol, losses [][]float64, L, mult int, base 
 	if k := p.scored(L); k < L {
 		lr.Scored = k
 	}
+	T := s.cfg.Context
 	for w, loss := range losses {
 		mean := p.windowLoss(loss)
 		if math.IsNaN(mean) || math.IsInf(mean, 0) {
 			return lr, fmt.Errorf("%s, length %d, window %d: loss is %v", s.cfg.stageName(), L, w, mean)
 		}
 		lr.WindowLoss = append(lr.WindowLoss, mean)
+		lr.PrefixLoss = append(lr.PrefixLoss, stats.Mean(loss[:min(T, len(loss))]))
 	}
 	seed := s.cfg.Seed ^ uint64(L)*0x9e3779b97f4a7c15
-	lr.PPL = PPLInterval(lr.WindowLoss, seed)
+	lr.PPL = stats.PPLInterval(lr.WindowLoss, seed)
 	if *base == nil {
 		*base = lr.WindowLoss
 	}
-	lr.Ratio = RatioInterval(lr.WindowLoss, *base, seed)
+	lr.Ratio = stats.RatioInterval(lr.WindowLoss, *base, seed)
+	pr, err := stats.PairedRatioInterval(lr.WindowLoss, lr.PrefixLoss, seed)
+	if err != nil {
+		return lr, fmt.Errorf("%s, length %d: %w", s.cfg.stageName(), L, err)
+	}
+	lr.PrefixRatio = &pr
 	if p.Stride == 0 {
 		perPos := make([][]float32, len(losses))
 		for w, loss := range losses {
@@ -167,10 +198,10 @@ func evaluate(rc *pipeline.RunContext, cfg Config, set *weights.Set, ds *shards.
 	}
 	s := &scorer{rc: rc, cfg: cfg, m: m}
 	for _, mult := range cfg.Multipliers {
-		s.total += passes * int64(cfg.Windows*mult*cfg.Context)
+		s.total += passes * int64(cfg.WindowsAt(mult*cfg.Context)*mult*cfg.Context)
 	}
 	info := ds.Info()
-	res := &Result{Variant: cfg.Variant, Profile: cfg.Profile, Corpus: cfg.Corpus, Protocol: cfg, Source: info.Source,
+	res := &Result{Format: FormatVersion, Variant: cfg.Variant, Profile: cfg.Profile, Corpus: cfg.Corpus, Protocol: cfg, Source: info.Source,
 		Tokens: info.Splits[shards.SplitHeldOut].Tokens, Documents: info.Splits[shards.SplitHeldOut].Documents}
 	for _, p := range protos {
 		res.Protocols = append(res.Protocols, ProtocolResult{Protocol: p.Name, Description: p.Describe()})
@@ -180,7 +211,7 @@ func evaluate(rc *pipeline.RunContext, cfg Config, set *weights.Set, ds *shards.
 	bases := make([][]float64, len(protos))
 	for _, mult := range cfg.Multipliers {
 		L := mult * cfg.Context
-		windows, _, _, err := inStream.windows(ds, cfg.Seed, L, cfg.Windows)
+		windows, _, _, err := inStream.windows(ds, cfg.Seed, L, cfg.WindowsAt(L))
 		if err != nil {
 			return nil, s.done, fmt.Errorf("%s at length %d: %w", cfg.stageName(), L, err)
 		}
@@ -200,7 +231,7 @@ func evaluate(rc *pipeline.RunContext, cfg Config, set *weights.Set, ds *shards.
 			lr.StepGaps = s.steps.gaps()
 		}
 		res.Lengths = append(res.Lengths, lr)
-		rc.Logf("L=%d: PPL %s, ratio %s", L, lr.PPL, lr.Ratio)
+		rc.Logf("L=%d: %d windows, PPL %s, ratio %s, prefix ratio %s", L, len(windows), lr.PPL, lr.Ratio, lr.PrefixRatio)
 
 		var docLosses [][]float64 // the in-document windows' losses, once scored
 		var docSkip string
@@ -208,13 +239,13 @@ func evaluate(rc *pipeline.RunContext, cfg Config, set *weights.Set, ds *shards.
 			pl := losses
 			if p.InDocuments {
 				if docLosses == nil && docSkip == "" {
-					ws, ok, why, err := inDocuments.windows(ds, cfg.Seed, L, cfg.Windows)
+					ws, ok, why, err := inDocuments.windows(ds, cfg.Seed, L, cfg.WindowsAt(L))
 					if err != nil {
 						return nil, s.done, fmt.Errorf("%s at length %d: %w", cfg.stageName(), L, err)
 					}
 					if !ok {
 						docSkip = why
-						s.done += int64(cfg.Windows * L) // the pass it will not make
+						s.done += int64(cfg.WindowsAt(L) * L) // the pass it will not make
 					} else if docLosses, _, err = s.score(L, ws, false, "in documents: "); err != nil {
 						return nil, s.done, err
 					}

@@ -162,6 +162,16 @@ func TestProtocols(t *testing.T) {
 			t.Fatal(err)
 		}
 		prim, slide := res.Lengths[li], res.Protocols[0].Lengths[li]
+		// Equal tokens: 3 windows of 8T, so 24 of T, 12 of 2T, 6 of 4T.
+		if want := 3 * 8 / mult; len(prim.WindowLoss) != want || len(prim.PrefixLoss) != want || len(slide.WindowLoss) != want {
+			t.Fatalf("L=%d: %d windows (%d prefixes, %d sliding), want %d", L, len(prim.WindowLoss), len(prim.PrefixLoss), len(slide.WindowLoss), want)
+		}
+		if res.Format != FormatVersion || prim.PrefixRatio == nil {
+			t.Fatalf("format %d, prefix ratio %v", res.Format, prim.PrefixRatio)
+		}
+		if li == 0 && (prim.PrefixRatio.Value != 1 || prim.PrefixRatio.Lo != 1 || prim.PrefixRatio.Hi != 1) {
+			t.Errorf("prefix ratio at T %v, want exactly 1", prim.PrefixRatio)
+		}
 		if slide.L != L || slide.Scored != 3 || prim.Scored != 0 || slide.Buckets != nil || prim.Buckets == nil {
 			t.Fatalf("L=%d: sliding result %+v", L, slide)
 		}
@@ -173,6 +183,13 @@ func TestProtocols(t *testing.T) {
 			}
 			if want := s / float64(L); prim.WindowLoss[k] != want {
 				t.Errorf("L=%d window %d: primary loss %v, direct mean %v", L, k, prim.WindowLoss[k], want)
+			}
+			pre := 0.0
+			for _, v := range lp[:testT] {
+				pre -= v
+			}
+			if want := pre / testT; math.Abs(prim.PrefixLoss[k]-want) > 1e-12 {
+				t.Errorf("L=%d window %d: prefix loss %v, direct mean of the first %d %v", L, k, prim.PrefixLoss[k], testT, want)
 			}
 			direct := 0.0
 			for p := L - 3; p < L; p++ {

@@ -9,7 +9,10 @@
 // length L = T x m, the same seeded windows of L+1 held-out tokens for every
 // model; loss averaged over all L positions of a window; PPL = exp(mean
 // window loss); 95% percentile bootstrap intervals over windows for PPL and
-// for PPL(L)/PPL(T); the loss by position bucket [0,T), [T,2T), [2T,4T), ...;
+// for PPL(L)/PPL(T) (the paper's ratio, independent windows at each length);
+// each window's loss over its own first T positions and the paired prefix
+// ratio (the v2 claims' ratio; docs/statistics.md says why); as many tokens
+// at every length as at the longest (Config.WindowsAt); the loss by position bucket [0,T), [T,2T), [2T,4T), ...;
 // and, on the first FarWindows windows, the attention mass beyond distance D
 // (D = T and T/4) and the attention entropy, averaged over layers, heads and
 // queries; for PaTH models, the mean Householder step per layer and head
@@ -30,6 +33,7 @@ import (
 	"routebench/modelspec/weights"
 	"routebench/pipeline"
 	"routebench/stages/tokenize/shards"
+	"routebench/stats"
 )
 
 // Kind is the stage kind; names are "evaluate/<variant>".
@@ -51,10 +55,19 @@ type Config struct {
 	// Corpus names the evaluation corpus the shards input holds (an
 	// evaluation-only tokenize stage); empty: the training corpus's
 	// held-out split. It names the stage and labels the results.
-	Corpus       string `json:"corpus,omitempty"`
-	Context      int    `json:"context"` // training length T
-	Multipliers  []int  `json:"multipliers"`
-	Windows      int    `json:"windows"`
+	Corpus      string `json:"corpus,omitempty"`
+	Context     int    `json:"context"` // training length T
+	Multipliers []int  `json:"multipliers"`
+	// Windows is the number of windows at the longest length.
+	Windows int `json:"windows"`
+	// EqualTokens scores at every length at least as many tokens as the
+	// longest length does: Windows x (longest / L) windows of length L
+	// (WindowsAt), so that PPL(T), the denominator of every paper ratio,
+	// is not the noisiest figure of the run (16 windows of T are 1/128 of
+	// the tokens of 16 windows of 128 T). The extra windows are short, so
+	// they cost little. false (results before format 2): Windows at
+	// every length.
+	EqualTokens  bool   `json:"equal_tokens,omitempty"`
 	Seed         uint64 `json:"seed"`
 	FarDistances []int  `json:"far_distances"`
 	FarWindows   int    `json:"far_windows"` // windows per length that also get the diagnostic
@@ -68,8 +81,20 @@ type Config struct {
 // NewConfig is the protocol for a variant trained at context T.
 func NewConfig(variant, profile string, T int, multipliers []int, windows int, seed uint64) Config {
 	return Config{Variant: variant, Profile: profile, Context: T, Multipliers: multipliers, Windows: windows,
-		Seed: seed, FarDistances: []int{T / 4, T}, FarWindows: min(4, windows),
-		Bootstrap: BootstrapResamples, Confidence: Confidence}
+		Seed: seed, FarDistances: []int{T / 4, T}, FarWindows: min(4, windows), EqualTokens: true,
+		Bootstrap: stats.BootstrapResamples, Confidence: stats.Confidence}
+}
+
+// WindowsAt is the number of windows evaluated at length L: Windows, or
+// with EqualTokens ceil(Windows x longest / L). The first Windows of them
+// are the windows a profile without EqualTokens scores (EvalWindows draws
+// window i from its index), so the old windows are a subset of the new.
+func (c Config) WindowsAt(L int) int {
+	if !c.EqualTokens || len(c.Multipliers) == 0 {
+		return c.Windows
+	}
+	longest := c.Context * slices.Max(c.Multipliers)
+	return (c.Windows*longest + L - 1) / L
 }
 
 // stageName is the stage's name: evaluate/<variant>, or

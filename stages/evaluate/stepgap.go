@@ -28,7 +28,7 @@ type StepGap struct {
 	Layer  int     `json:"layer"`
 	Head   int     `json:"head"`
 	Dim    int     `json:"dim"`     // head width d
-	Tokens int     `json:"tokens"`  // positions pooled (every window of the length)
+	Tokens int     `json:"tokens"`  // positions pooled (the length's first Config.Windows windows)
 	OpNorm float64 `json:"op_norm"` // ||E[H_t]||_op = max |eigenvalue|
 	Gap    float64 `json:"gap"`     // 1 - OpNorm
 	EigMin float64 `json:"eig_min"` // smallest eigenvalue of E[H_t]

@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"routebench/stages/evaluate"
+	"routebench/stats"
 )
 
 // The paper's figures (arXiv 2606.24975), at its lengths: training length
@@ -32,6 +33,17 @@ type Claim struct {
 	Criterion string `json:"criterion"`
 	Verdict   string `json:"verdict"` // REPRODUCED, NOT REPRODUCED, NOT TESTED
 	Evidence  string `json:"evidence"`
+	// Version is "v2" for a v2 row (claimsv2.go); empty for v1.
+	Version string `json:"version,omitempty"`
+	// v2 rows: the decisive figure with its interval and the edge it is
+	// judged against (NaN: a range criterion), both ratios of the
+	// variants read, the power figures, and how many seeds reproduce it
+	// alone (ClaimsOverSeeds).
+	Effect     *stats.Interval `json:"-"`
+	Threshold  float64         `json:"-"`
+	Ratios     string          `json:"ratios,omitempty"`
+	Power      string          `json:"power,omitempty"`
+	SeedsAlone string          `json:"seeds_alone,omitempty"`
 }
 
 // Thresholds of the claims, stated in RESULTS.md with every verdict.
@@ -74,8 +86,15 @@ func atNote(l evaluate.LengthResult, want int) string {
 }
 
 // Claims judges the paper's claims on a profile's evaluation results (by
-// variant); a claim whose variants are missing is NOT TESTED.
+// variant, one seed): the v1 rows, then the v2 rows (ClaimsV2); a claim
+// whose variants are missing is NOT TESTED.
 func Claims(ev map[string]*evaluate.Result) []Claim {
+	return append(ClaimsV1(ev), ClaimsV2([]map[string]*evaluate.Result{ev})...)
+}
+
+// ClaimsV1 judges the v1 rows: the criteria as first registered, on the
+// paper's ratio.
+func ClaimsV1(ev map[string]*evaluate.Result) []Claim {
 	var out []Claim
 	// 1. Accumulated rotation beats RoPE at 16T.
 	c := Claim{ID: "accumulated-beats-rope", Claim: "accumulated (random) rotation extrapolates better than RoPE at 16x the training length (paper: 1.60x vs 16.2x)",

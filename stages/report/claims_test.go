@@ -5,11 +5,12 @@ import (
 	"testing"
 
 	"routebench/stages/evaluate"
+	"routebench/stats"
 )
 
 // madeResult builds an eval result at training length T = 128 with the
 // given ratio intervals per multiplier and far mass beyond T per multiplier.
-func madeResult(variant string, ratios map[int]evaluate.Interval, far map[int]float64) *evaluate.Result {
+func madeResult(variant string, ratios map[int]stats.Interval, far map[int]float64) *evaluate.Result {
 	const T = 128
 	r := &evaluate.Result{Variant: variant, Profile: "test", Protocol: evaluate.Config{Variant: variant, Context: T}}
 	for _, m := range []int{1, 2, 4, 8, 16, 32, 64, 128} {
@@ -34,18 +35,18 @@ func withPPLAtT(r *evaluate.Result, ppl float64) *evaluate.Result {
 
 // fix is a random-qkv-alibi result with the given ratio at 128T and PPL at
 // T, beside a random-qkv one with PPL 10 at T.
-func fix(ratio evaluate.Interval, ppl float64) map[string]*evaluate.Result {
+func fix(ratio stats.Interval, ppl float64) map[string]*evaluate.Result {
 	return map[string]*evaluate.Result{
 		"random-qkv-alibi": withPPLAtT(madeResult("random-qkv-alibi", at(iv(1, 1, 1), ratio), nil), ppl),
 		"random-qkv":       withPPLAtT(madeResult("random-qkv", at(iv(1.2, 1.1, 1.3), iv(1.5, 1.4, 1.6)), nil), 10),
 	}
 }
 
-func iv(v, lo, hi float64) evaluate.Interval { return evaluate.Interval{Value: v, Lo: lo, Hi: hi} }
+func iv(v, lo, hi float64) stats.Interval { return stats.Interval{Value: v, Lo: lo, Hi: hi} }
 
 // at16 and at128 are ratios at T, 16T and 128T.
-func at(r16, r128 evaluate.Interval) map[int]evaluate.Interval {
-	return map[int]evaluate.Interval{1: iv(1, 1, 1), 16: r16, 128: r128}
+func at(r16, r128 stats.Interval) map[int]stats.Interval {
+	return map[int]stats.Interval{1: iv(1, 1, 1), 16: r16, 128: r128}
 }
 
 // verdictOf returns the verdict of the claim whose text contains key.
@@ -107,13 +108,13 @@ func TestClaimVerdicts(t *testing.T) {
 			"learned-qk": madeResult("learned-qk", one, nil)}},
 		// 5. random-qk degrades (interval above 1) and its far mass grows.
 		{"rotation-only degrades", "eventually degrades", "REPRODUCED", map[string]*evaluate.Result{
-			"random-qk": madeResult("random-qk", map[int]evaluate.Interval{1: iv(1, 1, 1), 2: iv(1, 1, 1), 128: iv(1.5, 1.01, 2)}, map[int]float64{2: 0.3, 128: 0.6})}},
+			"random-qk": madeResult("random-qk", map[int]stats.Interval{1: iv(1, 1, 1), 2: iv(1, 1, 1), 128: iv(1.5, 1.01, 2)}, map[int]float64{2: 0.3, 128: 0.6})}},
 		{"interval touches 1", "eventually degrades", "NOT REPRODUCED", map[string]*evaluate.Result{
-			"random-qk": madeResult("random-qk", map[int]evaluate.Interval{1: iv(1, 1, 1), 2: iv(1, 1, 1), 128: iv(1.5, 1.0, 2)}, map[int]float64{2: 0.3, 128: 0.6})}},
+			"random-qk": madeResult("random-qk", map[int]stats.Interval{1: iv(1, 1, 1), 2: iv(1, 1, 1), 128: iv(1.5, 1.0, 2)}, map[int]float64{2: 0.3, 128: 0.6})}},
 		{"far mass flat", "eventually degrades", "NOT REPRODUCED", map[string]*evaluate.Result{
-			"random-qk": madeResult("random-qk", map[int]evaluate.Interval{1: iv(1, 1, 1), 2: iv(1, 1, 1), 128: iv(1.5, 1.01, 2)}, map[int]float64{2: 0.3, 128: 0.3})}},
+			"random-qk": madeResult("random-qk", map[int]stats.Interval{1: iv(1, 1, 1), 2: iv(1, 1, 1), 128: iv(1.5, 1.01, 2)}, map[int]float64{2: 0.3, 128: 0.3})}},
 		{"no far mass measured", "eventually degrades", "NOT REPRODUCED", map[string]*evaluate.Result{
-			"random-qk": madeResult("random-qk", map[int]evaluate.Interval{1: iv(1, 1, 1), 2: iv(1, 1, 1), 128: iv(1.5, 1.01, 2)}, nil)}},
+			"random-qk": madeResult("random-qk", map[int]stats.Interval{1: iv(1, 1, 1), 2: iv(1, 1, 1), 128: iv(1.5, 1.01, 2)}, nil)}},
 		// 6. random-qkv-alibi within 1 +- 0.10 at the longest length and its
 		// PPL at T at most 3% above random-qkv's (edges included).
 		{"fix flat at the rotation's PPL", "far-mass control", "REPRODUCED", fix(iv(1.02, 0.95, 1.09), 10.1)},
@@ -144,7 +145,7 @@ func TestClaimVerdicts(t *testing.T) {
 
 // A profile whose longest length is below a claim's says so in the evidence.
 func TestClaimEvidenceNamesTheLength(t *testing.T) {
-	ev := map[string]*evaluate.Result{"alibi": madeResult("alibi", map[int]evaluate.Interval{1: iv(1, 1, 1), 8: iv(1, 1, 1)}, nil)}
+	ev := map[string]*evaluate.Result{"alibi": madeResult("alibi", map[int]stats.Interval{1: iv(1, 1, 1), 8: iv(1, 1, 1)}, nil)}
 	c := verdictOf(t, ev, "ALiBi")
 	if !strings.Contains(c.Evidence, "8T (this profile's longest; the claim is at 128T)") {
 		t.Fatalf("evidence %q", c.Evidence)

@@ -5,14 +5,15 @@ import (
 	"testing"
 
 	"routebench/stages/evaluate"
+	"routebench/stats"
 )
 
 func lengths(T int, ratios ...float64) []evaluate.LengthResult {
 	var out []evaluate.LengthResult
 	for i, r := range ratios {
 		m := 1 << i
-		out = append(out, evaluate.LengthResult{L: m * T, Multiplier: m, PPL: evaluate.Interval{Value: 3 * r, Lo: 2.9 * r, Hi: 3.1 * r},
-			Ratio: evaluate.Interval{Value: r, Lo: r - 0.01, Hi: r + 0.01}})
+		out = append(out, evaluate.LengthResult{L: m * T, Multiplier: m, PPL: stats.Interval{Value: 3 * r, Lo: 2.9 * r, Hi: 3.1 * r},
+			Ratio: stats.Interval{Value: r, Lo: r - 0.01, Hi: r + 0.01}})
 	}
 	return out
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"routebench/stages/evaluate"
+	"routebench/stats"
 )
 
 // family is path with ratio r at 128T beside random-qk (1.5) and
@@ -23,7 +24,7 @@ func family(r float64, extra map[string]float64) map[string]*evaluate.Result {
 
 // gated is a path-fox result with the given ratio at 128T and PPL at T,
 // beside a path one with PPL 10 at T.
-func gated(ratio evaluate.Interval, ppl float64) map[string]*evaluate.Result {
+func gated(ratio stats.Interval, ppl float64) map[string]*evaluate.Result {
 	return map[string]*evaluate.Result{
 		"path-fox": withPPLAtT(madeResult("path-fox", at(iv(1, 1, 1), ratio), nil), ppl),
 		"path":     withPPLAtT(madeResult("path", at(iv(1.2, 1.1, 1.3), iv(1.5, 1.4, 1.6)), nil), 10),

@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -11,6 +12,7 @@ import (
 
 	"routebench/pipeline"
 	"routebench/stages/evaluate"
+	"routebench/stats"
 )
 
 // render writes RESULTS.md: vs are the runs (a variant at a seed), g the
@@ -119,7 +121,7 @@ func renderMainTable(b *strings.Builder, vs []*variantData, T int, seeds []uint6
 		fmt.Fprintf(b, "Cells: the geometric mean over %d training seeds (%s) of each seed's ratio (and PPL), with the %.0f%% Student-t interval of that mean over seeds "+
 			"on the log scale (exp(mean log -+ t(n-1) sd(log) / sqrt(n)), n = %d; it stays above 0 and is asymmetric): the spread from training noise, given the evaluation windows, which are the same for every model. "+
 			"Each seed's own ratio with its window bootstrap interval is in the next table; the two are not folded into one interval. T = %d tokens.\n\n| variant | PPL at T |",
-			len(seeds), seedList(seeds), 100*SeedConfidence, len(seeds), T)
+			len(seeds), seedList(seeds), 100*stats.Confidence, len(seeds), T)
 	} else {
 		b.WriteString("Cells: ratio with its 95% bootstrap interval over windows. T = " + fmt.Sprint(T) + " tokens.\n\n| variant | PPL at T |")
 	}
@@ -139,8 +141,58 @@ func renderMainTable(b *strings.Builder, vs []*variantData, T int, seeds []uint6
 	}
 	if len(vs) > 0 && vs[0].eval != nil {
 		pr := vs[0].eval.Protocol
-		fmt.Fprintf(b, "\nProtocol: %d seeded windows per length from the held-out split (seed %d), the same for every model; loss averaged over all positions of each window; intervals from %d bootstrap resamples of the windows.\n\n", pr.Windows, pr.Seed, pr.Bootstrap)
+		var counts []string
+		for _, l := range vs[0].eval.Lengths {
+			counts = append(counts, fmt.Sprint(pr.WindowsAt(l.L)))
+		}
+		fmt.Fprintf(b, "\nProtocol: seeded windows from the held-out split (seed %d), the same for every model: %s windows at %s (as many tokens at every length as at the longest: %v); loss averaged over all positions of each window; intervals from %d bootstrap resamples of the windows.\n\n",
+			pr.Seed, strings.Join(counts, ", "), lengthNames(vs[0].eval), pr.EqualTokens, pr.Bootstrap)
 	}
+	renderPrefixTable(b, vs)
+}
+
+func lengthNames(r *evaluate.Result) string {
+	var out []string
+	for _, l := range r.Lengths {
+		out = append(out, fmt.Sprintf("%dT", l.Multiplier))
+	}
+	return strings.Join(out, ", ")
+}
+
+// renderPrefixTable writes the paired prefix ratio beside the paper's
+// ratio (docs/statistics.md): the v2 claims read it. Results of format 1
+// have none and show "-".
+func renderPrefixTable(b *strings.Builder, vs []*variantData) {
+	b.WriteString("### Paired prefix ratio (the v2 claims' ratio)\n\nEach window's loss over its L positions against the same window's first T positions, averaged over windows (interval: the window bootstrap, or over seeds the geometric mean with its log-scale t-interval). The table above is the paper's ratio (independent windows per length).\n\n| variant |")
+	var first *evaluate.Result
+	for _, v := range vs {
+		if v.eval != nil {
+			first = v.eval
+			break
+		}
+	}
+	if first == nil {
+		return
+	}
+	for _, l := range first.Lengths {
+		fmt.Fprintf(b, " %dT |", l.Multiplier)
+	}
+	b.WriteString("\n|---|" + strings.Repeat("---|", len(first.Lengths)) + "\n")
+	for _, v := range vs {
+		if v.eval == nil {
+			continue
+		}
+		fmt.Fprintf(b, "| %s |", v.name)
+		for _, l := range v.eval.Lengths {
+			if l.PrefixRatio == nil {
+				b.WriteString(" - |")
+			} else {
+				fmt.Fprintf(b, " %.2f [%.2f, %.2f] |", l.PrefixRatio.Value, l.PrefixRatio.Lo, l.PrefixRatio.Hi)
+			}
+		}
+		b.WriteString("\n")
+	}
+	b.WriteString("\n")
 }
 
 func renderPaper(b *strings.Builder, vs []*variantData, T int) {
@@ -198,16 +250,81 @@ func seedList(seeds []uint64) string {
 
 func renderClaims(b *strings.Builder, g seedGroups) {
 	b.WriteString("## Claims\n\n")
+	renderClaimSummary(b, g)
+	b.WriteString("### Claims v1 (the criteria as first registered, on the paper's ratio)\n\n")
 	if len(g.seeds) > 1 {
 		fmt.Fprintf(b, "Judged over %d seeds: a claim's verdict is its criterion applied to the seeds' geometric means, the intervals compared being the %.0f%% log-scale t-intervals over seeds "+
 			"(a claim every seed reproduces on its own can still fail when the seeds scatter more than the effect); the numbers say how many seeds reproduce it on their own, with their window bootstrap intervals.\n\n",
-			len(g.seeds), 100*SeedConfidence)
+			len(g.seeds), 100*stats.Confidence)
 	}
+	claimTable(b, g.claims, "")
+	b.WriteString("### Claims v2 (pre-registered in docs/statistics.md: the paired prefix ratio, one-sided flat, intervals, paired comparisons)\n\n")
+	claimTable(b, g.claims, "v2")
+}
+
+func claimTable(b *strings.Builder, cs []Claim, version string) {
 	b.WriteString("| claim | verdict | criterion | numbers |\n|---|---|---|---|\n")
-	for _, c := range g.claims {
-		fmt.Fprintf(b, "| %s | **%s** | %s | %s |\n", c.Claim, c.Verdict, c.Criterion, c.Evidence)
+	for _, c := range cs {
+		if c.Version == version {
+			fmt.Fprintf(b, "| %s | **%s** | %s | %s |\n", c.Claim, c.Verdict, c.Criterion, c.Evidence)
+		}
 	}
 	b.WriteString("\n")
+}
+
+// renderClaimSummary writes one row per claim: its v1 and v2 verdicts
+// (and the v2 verdict on every evaluation corpus), the v2 effect with its
+// interval against its edge, both ratios, how many seeds reproduce it
+// alone, and the power figures.
+func renderClaimSummary(b *strings.Builder, g seedGroups) {
+	byID := func(cs []Claim) map[string]Claim {
+		m := map[string]Claim{}
+		for _, c := range cs {
+			m[c.ID] = c
+		}
+		return m
+	}
+	all := byID(g.claims)
+	b.WriteString("Every claim at a glance: the v1 verdict (the paper's ratio, the criteria as first registered) beside the v2 verdict (docs/statistics.md: the paired prefix ratio, pre-registered)")
+	if len(g.corpusClaims) > 0 {
+		b.WriteString(", and the v2 verdict on each evaluation corpus")
+	}
+	b.WriteString("; the v2 effect with its 95% interval and the edge it is judged against; both ratios of the variants it reads (paper: independent windows per length; prefix: the same windows' first T); how many seeds reproduce the v2 claim alone; and the smallest effect the current seeds (or, with one seed, windows) can detect.\n\n")
+	b.WriteString("| claim | v1 | v2 |")
+	for _, c := range g.corpusClaims {
+		fmt.Fprintf(b, " v2 on %s |", c.corpus)
+	}
+	b.WriteString(" v2 effect [95%] vs edge | ratios | seeds alone (v2) | power |\n|---|---|---|" + strings.Repeat("---|", len(g.corpusClaims)) + "---|---|---|---|\n")
+	for _, c := range g.claims {
+		if c.Version != "v2" {
+			continue
+		}
+		id := strings.TrimSuffix(c.ID, V2Suffix)
+		v1 := "-"
+		if o, ok := all[id]; ok {
+			v1 = o.Verdict
+		}
+		fmt.Fprintf(b, "| %s (`%s`) | %s | **%s** |", c.Claim, id, v1, c.Verdict)
+		for _, cc := range g.corpusClaims {
+			fmt.Fprintf(b, " %s |", orDash(byID(cc.claims)[c.ID].Verdict))
+		}
+		effect := "-"
+		if c.Effect != nil {
+			effect = c.Effect.String()
+			if !math.IsNaN(c.Threshold) {
+				effect += fmt.Sprintf(" vs %.2f", c.Threshold)
+			}
+		}
+		fmt.Fprintf(b, " %s | %s | %s | %s |\n", effect, orDash(c.Ratios), orDash(c.SeedsAlone), orDash(c.Power))
+	}
+	b.WriteString("\n")
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
 }
 
 func renderFar(b *strings.Builder, vs []*variantData, T int) {

@@ -5,9 +5,8 @@ import (
 	"math"
 	"strings"
 
-	"gonum.org/v1/gonum/stat/distuv"
-
 	"routebench/stages/evaluate"
+	"routebench/stats"
 )
 
 // Training seeds. A profile's seeds field trains each variant once per
@@ -19,7 +18,7 @@ import (
 // averaged, and the interval is a Student-t interval over seeds; the
 // per-seed bootstrap intervals are reported beside it, not folded in.
 // Perplexities and their ratios are positive and scale multiplicatively,
-// so they combine on the log scale (GeoOverSeeds): the geometric mean with
+// so they combine on the log scale (stats.GeoOverSeeds): the geometric mean with
 // the t-interval of the logs, mapped back, which never reaches below 0 as
 // the linear interval of 2 or 3 seeds can.
 
@@ -34,71 +33,9 @@ func SeedSuffix(seed, defaultSeed uint64) string {
 	return fmt.Sprintf("@seed%d", seed)
 }
 
-// SeedConfidence is the coverage of the interval over seeds.
-const SeedConfidence = 0.95
-
-// Spread is a statistic over training seeds.
-type Spread struct {
-	N    int     `json:"n"`    // seeds
-	Mean float64 `json:"mean"` // mean of the per-seed values
-	SD   float64 `json:"sd"`   // sample standard deviation (n-1); 0 for one seed
-	// Lo and Hi bound a SeedConfidence Student-t interval for the mean:
-	// Mean -+ t(n-1) SD / sqrt(n). With one seed there is no interval and
-	// both are NaN.
-	Lo float64 `json:"lo"`
-	Hi float64 `json:"hi"`
-}
-
-// OverSeeds is the mean of x (one value per seed) with its t-interval.
-func OverSeeds(x []float64) Spread {
-	s := Spread{N: len(x), Lo: math.NaN(), Hi: math.NaN()}
-	if s.N == 0 {
-		s.Mean = math.NaN()
-		return s
-	}
-	for _, v := range x {
-		s.Mean += v
-	}
-	s.Mean /= float64(s.N)
-	if s.N == 1 {
-		return s
-	}
-	for _, v := range x {
-		s.SD += (v - s.Mean) * (v - s.Mean)
-	}
-	s.SD = math.Sqrt(s.SD / float64(s.N-1))
-	t := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: float64(s.N - 1)}.Quantile(1 - (1-SeedConfidence)/2)
-	half := t * s.SD / math.Sqrt(float64(s.N))
-	s.Lo, s.Hi = s.Mean-half, s.Mean+half
-	return s
-}
-
-// GeoOverSeeds is OverSeeds on the log scale for positive x: Mean is the
-// geometric mean, Lo and Hi the t-interval of log x mapped back by exp
-// (so Lo > 0 and Lo <= Mean <= Hi), SD the standard deviation of log x.
-// A value <= 0 gives NaNs: a PPL or ratio is never one.
-func GeoOverSeeds(x []float64) Spread {
-	logs := make([]float64, len(x))
-	for i, v := range x {
-		if v <= 0 {
-			return Spread{N: len(x), Mean: math.NaN(), SD: math.NaN(), Lo: math.NaN(), Hi: math.NaN()}
-		}
-		logs[i] = math.Log(v)
-	}
-	s := OverSeeds(logs)
-	s.Mean, s.Lo, s.Hi = math.Exp(s.Mean), math.Exp(s.Lo), math.Exp(s.Hi)
-	return s
-}
-
-// interval is the spread as an evaluate.Interval (value, lo, hi), the
-// shape the claims and tables read.
-func (s Spread) interval() evaluate.Interval {
-	return evaluate.Interval{Value: s.Mean, Lo: s.Lo, Hi: s.Hi}
-}
-
 // CombineSeeds is one variant's results over seeds as one Result: each
 // length's PPL and ratio are the geometric mean over seeds with the
-// log-scale t-interval over seeds (GeoOverSeeds, in place of the bootstrap
+// log-scale t-interval over seeds (stats.GeoOverSeeds, in place of the bootstrap
 // interval), the far masses, entropy and
 // bucket losses are means over seeds (the per-head range the widest over
 // seeds); window losses are dropped (they belong to one model). One run is
@@ -126,8 +63,18 @@ func CombineSeeds(runs []*evaluate.Result) (*evaluate.Result, error) {
 			entropy = append(entropy, r.Lengths[i].Entropy)
 		}
 		c := l
-		c.PPL, c.Ratio = GeoOverSeeds(ppl).interval(), GeoOverSeeds(ratio).interval()
-		c.Entropy = OverSeeds(entropy).Mean
+		c.PPL, c.Ratio = stats.GeoOverSeeds(ppl).Interval(), stats.GeoOverSeeds(ratio).Interval()
+		c.PrefixRatio, c.PrefixLoss = nil, nil
+		var prefix []float64
+		for _, r := range runs {
+			if p := r.Lengths[i].PrefixRatio; p != nil {
+				prefix = append(prefix, p.Value)
+			}
+		}
+		if len(prefix) == len(runs) {
+			c.PrefixRatio = ptr(stats.GeoOverSeeds(prefix).Interval())
+		}
+		c.Entropy = stats.OverSeeds(entropy).Mean
 		c.WindowLoss = nil
 		c.StepGaps = nil // one model's steps; RESULTS.md lists them per run (pathgap.go)
 		c.Buckets = append([]evaluate.Bucket(nil), l.Buckets...)
@@ -138,7 +85,7 @@ func CombineSeeds(runs []*evaluate.Result) (*evaluate.Result, error) {
 					loss = append(loss, r.Lengths[i].Buckets[b].Loss)
 				}
 			}
-			c.Buckets[b].Loss = OverSeeds(loss).Mean
+			c.Buckets[b].Loss = stats.OverSeeds(loss).Mean
 		}
 		c.FarMass = append([]evaluate.FarMass(nil), l.FarMass...)
 		for f := range c.FarMass {
@@ -152,7 +99,7 @@ func CombineSeeds(runs []*evaluate.Result) (*evaluate.Result, error) {
 				c.FarMass[f].HeadMin = math.Min(c.FarMass[f].HeadMin, fm.HeadMin)
 				c.FarMass[f].HeadMax = math.Max(c.FarMass[f].HeadMax, fm.HeadMax)
 			}
-			c.FarMass[f].Mean, c.FarMass[f].P50, c.FarMass[f].P95 = OverSeeds(mean).Mean, OverSeeds(p50).Mean, OverSeeds(p95).Mean
+			c.FarMass[f].Mean, c.FarMass[f].P50, c.FarMass[f].P95 = stats.OverSeeds(mean).Mean, stats.OverSeeds(p50).Mean, stats.OverSeeds(p95).Mean
 		}
 		out.Lengths[i] = c
 	}
@@ -167,15 +114,55 @@ func lengthList(r *evaluate.Result) string {
 	return strings.Join(ls, ",")
 }
 
-// ClaimsOverSeeds judges the claims over seeds. perSeed holds each seed's
-// results by variant (seed i of every variant in perSeed[i]). A claim's
-// verdict is its verdict on the seeds' geometric means (CombineSeeds: the intervals the
-// criteria compare are then the t-intervals over seeds), and its evidence
-// adds how many seeds reproduce it on their own (with their bootstrap
-// intervals). With one seed this is Claims.
+// ClaimsOverSeeds judges the claims over seeds: the v1 rows, then the v2
+// rows. perSeed holds each seed's results by variant (seed i of every
+// variant in perSeed[i]). A v1 claim's verdict is its verdict on the
+// seeds' geometric means (CombineSeeds: the intervals the criteria compare
+// are then the t-intervals over seeds), and its evidence adds how many
+// seeds reproduce it on their own (with their bootstrap intervals). A v2
+// claim is judged by ClaimsV2 on all seeds at once (its paired statistics
+// need each seed's windows), and SeedsAlone counts the seeds whose own v2
+// verdict is REPRODUCED. With one seed this is Claims.
 func ClaimsOverSeeds(perSeed []map[string]*evaluate.Result, seeds []uint64) ([]Claim, error) {
+	v1, err := claimsV1OverSeeds(perSeed, seeds)
+	if err != nil {
+		return nil, err
+	}
+	v2 := ClaimsV2(perSeed)
+	if len(perSeed) > 1 {
+		per := make([][]Claim, len(perSeed))
+		for i, ev := range perSeed {
+			per[i] = ClaimsV2([]map[string]*evaluate.Result{ev})
+		}
+		for k := range v2 {
+			c := &v2[k]
+			c.Criterion = fmt.Sprintf("over %d seeds (geometric means, %.0f%% log-scale t-intervals over seeds): %s", len(perSeed), 100*stats.Confidence, c.Criterion)
+			if c.Verdict == "NOT TESTED" {
+				continue
+			}
+			n := 0
+			for i := range per {
+				if per[i][k].Verdict == "REPRODUCED" {
+					n++
+				}
+			}
+			c.SeedsAlone = fmt.Sprintf("%d of %d", n, len(perSeed))
+		}
+	} else {
+		for k := range v2 {
+			if v2[k].Verdict != "NOT TESTED" {
+				v2[k].SeedsAlone = map[bool]string{true: "1 of 1", false: "0 of 1"}[v2[k].Verdict == "REPRODUCED"]
+			}
+		}
+	}
+	return append(v1, v2...), nil
+}
+
+// claimsV1OverSeeds is the v1 rows over seeds: the criterion on the
+// seeds' geometric means (CombineSeeds), and how many seeds reproduce it.
+func claimsV1OverSeeds(perSeed []map[string]*evaluate.Result, seeds []uint64) ([]Claim, error) {
 	if len(perSeed) == 1 {
-		return Claims(perSeed[0]), nil
+		return ClaimsV1(perSeed[0]), nil
 	}
 	byVariant := map[string][]*evaluate.Result{}
 	for _, ev := range perSeed {
@@ -194,14 +181,14 @@ func ClaimsOverSeeds(perSeed []map[string]*evaluate.Result, seeds []uint64) ([]C
 		}
 		combined[v] = c
 	}
-	claims := Claims(combined)
+	claims := ClaimsV1(combined)
 	per := make([][]Claim, len(perSeed))
 	for i, ev := range perSeed {
-		per[i] = Claims(ev)
+		per[i] = ClaimsV1(ev)
 	}
 	for k := range claims {
 		c := &claims[k]
-		c.Criterion = fmt.Sprintf("over %d seeds, on the seeds' geometric means with %.0f%% log-scale t-intervals: %s", len(perSeed), 100*SeedConfidence, c.Criterion)
+		c.Criterion = fmt.Sprintf("over %d seeds, on the seeds' geometric means with %.0f%% log-scale t-intervals: %s", len(perSeed), 100*stats.Confidence, c.Criterion)
 		if c.Verdict == "NOT TESTED" {
 			continue
 		}
@@ -214,6 +201,7 @@ func ClaimsOverSeeds(perSeed []map[string]*evaluate.Result, seeds []uint64) ([]C
 			each = append(each, fmt.Sprintf("seed %d %s", seeds[i], per[i][k].Verdict))
 		}
 		c.Evidence = fmt.Sprintf("geometric seed mean %s; %d of %d seeds reproduce it alone (%s)", c.Evidence, n, len(perSeed), strings.Join(each, ", "))
+		c.SeedsAlone = fmt.Sprintf("%d of %d", n, len(perSeed))
 	}
 	return claims, nil
 }

@@ -6,28 +6,10 @@ import (
 	"testing"
 
 	"routebench/stages/evaluate"
+	"routebench/stats"
 )
 
 func near(a, b float64) bool { return math.Abs(a-b) < 1e-6 }
-
-// The spread over seeds against a hand computation: mean, sample sd
-// (n-1) and mean -+ t(0.975, n-1) sd / sqrt(n), with t(0.975, 2) =
-// 4.302653 and t(0.975, 1) = 12.706205 from a t table.
-func TestOverSeedsByHand(t *testing.T) {
-	s := OverSeeds([]float64{1.2, 1.4, 1.3})
-	// sd = sqrt((0.01 + 0.01 + 0) / 2) = 0.1; half = 4.302653 * 0.1 / sqrt(3) = 0.248414
-	if s.N != 3 || !near(s.Mean, 1.3) || !near(s.SD, 0.1) || !near(s.Lo, 1.3-0.248414) || !near(s.Hi, 1.3+0.248414) {
-		t.Fatalf("OverSeeds(1.2, 1.4, 1.3) = %+v; want mean 1.3, sd 0.1, [1.051586, 1.548414]", s)
-	}
-	s = OverSeeds([]float64{1, 2})
-	// sd = sqrt(0.5) = 0.707107; half = 12.706205 * 0.707107 / sqrt(2) = 6.353102
-	if !near(s.Mean, 1.5) || !near(s.SD, math.Sqrt(0.5)) || !near(s.Lo, 1.5-6.353102) || !near(s.Hi, 1.5+6.353102) {
-		t.Fatalf("OverSeeds(1, 2) = %+v; want mean 1.5, [-4.853102, 7.853102]", s)
-	}
-	if s := OverSeeds([]float64{1.7}); s.Mean != 1.7 || s.SD != 0 || !math.IsNaN(s.Lo) || !math.IsNaN(s.Hi) {
-		t.Fatalf("one seed: %+v; want the value and no interval", s)
-	}
-}
 
 // CombineSeeds puts the geometric seed mean and its log-scale t-interval
 // (GeoOverSeeds, checked by hand above) where the bootstrap
@@ -38,6 +20,8 @@ func TestCombineSeeds(t *testing.T) {
 		r := madeResult("random-qk", at(iv(1.1, 1, 1.2), iv(r128, r128-0.1, r128+0.1)), map[int]float64{128: far})
 		r.Lengths[2].Buckets = []evaluate.Bucket{{Start: 0, End: 128, Loss: far * 10}}
 		r.Lengths[2].WindowLoss = []float64{1, 2}
+		r.Lengths[2].PrefixRatio = &stats.Interval{Value: r128, Lo: r128 - 0.2, Hi: r128 + 0.2}
+		r.Lengths[2].PrefixLoss = []float64{1, 1}
 		return r
 	}
 	runs := []*evaluate.Result{mk(1.2, 0.5), mk(1.4, 0.7), mk(1.3, 0.6)}
@@ -50,6 +34,13 @@ func TestCombineSeeds(t *testing.T) {
 	// 1.29743 [1.07130, 1.57129].
 	if !near(l.Ratio.Value, math.Cbrt(1.2*1.4*1.3)) || math.Abs(l.Ratio.Lo-1.07130) > 1e-5 || math.Abs(l.Ratio.Hi-1.57129) > 1e-5 {
 		t.Errorf("combined ratio at 128T %v, want 1.29743 [1.07130, 1.57129]", l.Ratio)
+	}
+	// The prefix ratio combines as the paper ratio does (same per-seed values here).
+	if l.PrefixRatio == nil || !near(l.PrefixRatio.Value, l.Ratio.Value) || math.Abs(l.PrefixRatio.Lo-1.07130) > 1e-5 || math.Abs(l.PrefixRatio.Hi-1.57129) > 1e-5 || l.PrefixLoss != nil {
+		t.Errorf("combined prefix ratio %v (prefix losses %v), want 1.29743 [1.07130, 1.57129] and none", l.PrefixRatio, l.PrefixLoss)
+	}
+	if c.Lengths[0].PrefixRatio != nil {
+		t.Errorf("a length without prefix ratios combined to %v", c.Lengths[0].PrefixRatio)
 	}
 	if f, _ := farAt(l.FarMass, 128); !near(f.Mean, 0.6) || !near(l.Buckets[0].Loss, 6) || l.WindowLoss != nil {
 		t.Errorf("combined far mass %v, bucket loss %v, window losses %v; want 0.6, 6 and none", f.Mean, l.Buckets[0].Loss, l.WindowLoss)
@@ -132,26 +123,5 @@ func TestClaimsOverSeeds(t *testing.T) {
 func TestSeedSuffix(t *testing.T) {
 	if SeedSuffix(1, 1) != "" || SeedSuffix(2, 1) != "@seed2" || RunName("rope", 3, 1) != "rope@seed3" || RunName("rope", 1, 1) != "rope" {
 		t.Fatal("run names: the profile's seed is unsuffixed, others @seed<N>")
-	}
-}
-
-// GeoOverSeeds by hand: logs of (1, e^2) are (0, 2), mean 1, sd sqrt 2,
-// t(1, 0.975) = 12.7062047: the interval exp(1 -+ 12.7062047), positive
-// where OverSeeds(1, e^2) reaches below 0; a non-positive value is NaN.
-func TestGeoOverSeedsByHand(t *testing.T) {
-	x := []float64{1, math.Exp(2)}
-	s := GeoOverSeeds(x)
-	half := 12.706204736174698 * math.Sqrt(2) / math.Sqrt(2)
-	if math.Abs(s.Mean-math.E) > 1e-12 || math.Abs(s.Lo-math.Exp(1-half)) > 1e-12 || math.Abs(s.Hi-math.Exp(1+half)) > 1e-6*math.Exp(1+half) {
-		t.Fatalf("GeoOverSeeds(1, e^2) = %+v; want mean e, [exp(1-%g), exp(1+%g)]", s, half, half)
-	}
-	if lin := OverSeeds(x); lin.Lo >= 0 || s.Lo <= 0 {
-		t.Fatalf("linear lo %g (want < 0 here), log-scale lo %g (want > 0)", lin.Lo, s.Lo)
-	}
-	if s := GeoOverSeeds([]float64{1.2, 0}); !math.IsNaN(s.Mean) || !math.IsNaN(s.Lo) {
-		t.Fatalf("GeoOverSeeds with a 0: %+v, want NaNs", s)
-	}
-	if s := GeoOverSeeds([]float64{1.7}); s.Mean != 1.7 || !math.IsNaN(s.Lo) {
-		t.Fatalf("one seed: %+v", s)
 	}
 }

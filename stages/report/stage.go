@@ -257,6 +257,14 @@ type seedGroups struct {
 	combined []*variantData
 	perSeed  []map[string]*evaluate.Result
 	claims   []Claim // ClaimsOverSeeds
+	// corpusClaims are the claims judged on each evaluation corpus's
+	// results (ClaimsOverSeeds), in Config.EvalCorpora's order.
+	corpusClaims []corpusClaims
+}
+
+type corpusClaims struct {
+	corpus string
+	claims []Claim
 }
 
 func groupSeeds(cfg Config, vs []*variantData) (seedGroups, error) {
@@ -289,6 +297,26 @@ func groupSeeds(cfg Config, vs []*variantData) (seedGroups, error) {
 		g.combined = append(g.combined, c)
 	}
 	var err error
-	g.claims, err = ClaimsOverSeeds(g.perSeed, g.seeds)
-	return g, err
+	if g.claims, err = ClaimsOverSeeds(g.perSeed, g.seeds); err != nil {
+		return g, err
+	}
+	for _, c := range cfg.EvalCorpora {
+		per := make([]map[string]*evaluate.Result, n)
+		for i := range per {
+			per[i] = map[string]*evaluate.Result{}
+		}
+		for k := 0; k < len(vs); k += n {
+			for i, r := range vs[k : k+n] {
+				if e := r.corpora[c]; e != nil {
+					per[i][r.variant] = e
+				}
+			}
+		}
+		cc, err := ClaimsOverSeeds(per, g.seeds)
+		if err != nil {
+			return g, fmt.Errorf("report: the claims on evaluation corpus %s: %w", c, err)
+		}
+		g.corpusClaims = append(g.corpusClaims, corpusClaims{corpus: c, claims: cc})
+	}
+	return g, nil
 }

@@ -7,6 +7,7 @@ import (
 
 	"routebench/stages/evaluate"
 	"routebench/stages/report"
+	"routebench/stats"
 )
 
 func render(cfg Config, pts []pointSummary, plots []studyPlot) string {
@@ -41,7 +42,7 @@ func render(cfg Config, pts []pointSummary, plots []studyPlot) string {
 	if len(cfg.Seeds) > 1 {
 		p("Intervals: each value is the geometric mean over the %d training seeds of each seed's own ratio, with the %.0f%% Student-t interval of that mean over seeds "+
 			"on the log scale (exp(mean log -+ t(n-1) sd(log) / sqrt(n))): training noise, on the same evaluation windows for every model (report.CombineSeeds). "+
-			"The per-seed columns give each seed's ratio with its window bootstrap interval.\n\n", len(cfg.Seeds), 100*report.SeedConfidence)
+			"The per-seed columns give each seed's ratio with its window bootstrap interval.\n\n", len(cfg.Seeds), 100*stats.Confidence)
 	} else {
 		p("Intervals: one training seed, so each interval is the 95%% window bootstrap interval of that one model; training noise is not covered (set `seeds`).\n\n")
 	}

@@ -8,6 +8,7 @@ import (
 
 	"routebench/modelspec"
 	"routebench/stages/evaluate"
+	"routebench/stats"
 )
 
 // result is an evaluation at T = 128 with the given ratio at 16T and 32T
@@ -20,8 +21,8 @@ func result(variant string, r16, r32 float64) *evaluate.Result {
 		ratio float64
 	}{{1, 1}, {2, 1.01}, {16, r16}, {32, r32}} {
 		r.Lengths = append(r.Lengths, evaluate.LengthResult{L: l.m * T, Multiplier: l.m,
-			PPL:     evaluate.Interval{Value: 10 * l.ratio, Lo: 9 * l.ratio, Hi: 11 * l.ratio},
-			Ratio:   evaluate.Interval{Value: l.ratio, Lo: l.ratio - 0.05, Hi: l.ratio + 0.05},
+			PPL:     stats.Interval{Value: 10 * l.ratio, Lo: 9 * l.ratio, Hi: 11 * l.ratio},
+			Ratio:   stats.Interval{Value: l.ratio, Lo: l.ratio - 0.05, Hi: l.ratio + 0.05},
 			FarMass: []evaluate.FarMass{{Distance: T, Heads: 8, Mean: 0.1 * float64(l.m)}}})
 	}
 	return r

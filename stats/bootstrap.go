@@ -1,4 +1,4 @@
-package evaluate
+package stats
 
 import (
 	"fmt"
@@ -7,14 +7,7 @@ import (
 	"sort"
 )
 
-// Bootstrap settings: enough resamples that the percentile interval's own
-// Monte Carlo error (~0.5% of its width) is negligible.
-const (
-	BootstrapResamples = 2000
-	Confidence         = 0.95
-)
-
-// Interval is a point estimate with a percentile bootstrap interval.
+// Interval is a point estimate with its Confidence interval.
 type Interval struct {
 	Value float64 `json:"value"`
 	Lo    float64 `json:"lo"`
@@ -24,7 +17,15 @@ type Interval struct {
 // String renders "1.23 [1.20, 1.26]".
 func (i Interval) String() string { return fmt.Sprintf("%.3f [%.3f, %.3f]", i.Value, i.Lo, i.Hi) }
 
-func mean(x []float64) float64 {
+// Straddles reports whether x lies inside the interval (edges excluded):
+// neither "above x" nor "below x" is settled.
+func (i Interval) Straddles(x float64) bool { return i.Lo < x && x < i.Hi }
+
+// Mean is the arithmetic mean of x (NaN for none).
+func Mean(x []float64) float64 {
+	if len(x) == 0 {
+		return math.NaN()
+	}
 	s := 0.0
 	for _, v := range x {
 		s += v
@@ -32,9 +33,10 @@ func mean(x []float64) float64 {
 	return s / float64(len(x))
 }
 
-// ppl is the perplexity of windows given their mean losses (nats/token):
-// each window weighs the same, as every window has the same length.
-func ppl(windowLoss []float64) float64 { return math.Exp(mean(windowLoss)) }
+// PPL is the perplexity of windows given their mean losses (nats/token):
+// each window weighs the same, as every window of a length has the same
+// number of scored positions.
+func PPL(windowLoss []float64) float64 { return math.Exp(Mean(windowLoss)) }
 
 // resampledMeans draws BootstrapResamples means of x with replacement.
 func resampledMeans(x []float64, r *rand.Rand) []float64 {
@@ -49,7 +51,9 @@ func resampledMeans(x []float64, r *rand.Rand) []float64 {
 	return out
 }
 
-func percentile(sorted []float64, q float64) float64 {
+// Percentile is the q-quantile of sorted values, linearly interpolated
+// between order statistics (numpy's default, "linear").
+func Percentile(sorted []float64, q float64) float64 {
 	if len(sorted) == 0 {
 		return math.NaN()
 	}
@@ -60,10 +64,11 @@ func percentile(sorted []float64, q float64) float64 {
 	return sorted[lo]*(1-f) + sorted[hi]*f
 }
 
-func intervalOf(value float64, draws []float64) Interval {
+// percentileInterval is value with the central Confidence range of draws.
+func percentileInterval(value float64, draws []float64) Interval {
 	sort.Float64s(draws)
 	a := (1 - Confidence) / 2
-	return Interval{Value: value, Lo: percentile(draws, a), Hi: percentile(draws, 1-a)}
+	return Interval{Value: value, Lo: Percentile(draws, a), Hi: Percentile(draws, 1-a)}
 }
 
 // PPLInterval is the perplexity of the windows with a bootstrap interval
@@ -74,12 +79,12 @@ func PPLInterval(windowLoss []float64, seed uint64) Interval {
 	for i := range draws {
 		draws[i] = math.Exp(draws[i])
 	}
-	return intervalOf(ppl(windowLoss), draws)
+	return percentileInterval(PPL(windowLoss), draws)
 }
 
 // RatioInterval is PPL(long)/PPL(base) with a bootstrap interval that
 // resamples the windows of both lengths independently (they are different
-// windows).
+// windows): the paper's ratio.
 func RatioInterval(long, base []float64, seed uint64) Interval {
 	r := rand.New(rand.NewPCG(seed, 0x7a710))
 	dl := resampledMeans(long, r)
@@ -88,37 +93,5 @@ func RatioInterval(long, base []float64, seed uint64) Interval {
 	for i := range draws {
 		draws[i] = math.Exp(dl[i] - db[i])
 	}
-	return intervalOf(ppl(long)/ppl(base), draws)
-}
-
-// Bucket is the mean loss over positions [Start, End) of all windows.
-type Bucket struct {
-	Start int     `json:"start"`
-	End   int     `json:"end"`
-	Loss  float64 `json:"loss"`
-}
-
-// PositionBuckets averages per-position losses (window x position) into
-// buckets [0,T), [T,2T), [2T,4T), ...: where a model starts to fail shows
-// as the first bucket whose loss rises.
-func PositionBuckets(losses [][]float32, T int) []Bucket {
-	if len(losses) == 0 {
-		return nil
-	}
-	L := len(losses[0])
-	var out []Bucket
-	for start, end := 0, T; start < L; start, end = end, 2*end {
-		if end > L {
-			end = L
-		}
-		s, n := 0.0, 0
-		for _, w := range losses {
-			for _, v := range w[start:end] {
-				s += float64(v)
-				n++
-			}
-		}
-		out = append(out, Bucket{Start: start, End: end, Loss: s / float64(n)})
-	}
-	return out
+	return percentileInterval(PPL(long)/PPL(base), draws)
 }

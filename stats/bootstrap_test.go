@@ -1,4 +1,4 @@
-package evaluate
+package stats
 
 import (
 	"math"
@@ -35,23 +35,5 @@ func TestRatioInterval(t *testing.T) {
 	noisy := RatioInterval([]float64{2.4, 2.6, 2.5, 2.45, 2.55}, []float64{1.9, 2.1, 2.0, 2.05, 1.95}, 3)
 	if !(noisy.Lo < want && want < noisy.Hi) {
 		t.Fatalf("noisy ratio interval %v misses %v", noisy, want)
-	}
-}
-
-func TestPositionBuckets(t *testing.T) {
-	// Two windows of 10 positions, T = 2: buckets [0,2) [2,4) [4,8) [8,10).
-	w := make([]float32, 10)
-	for i := range w {
-		w[i] = float32(i)
-	}
-	b := PositionBuckets([][]float32{w, w}, 2)
-	want := []Bucket{{0, 2, 0.5}, {2, 4, 2.5}, {4, 8, 5.5}, {8, 10, 8.5}}
-	if len(b) != len(want) {
-		t.Fatalf("got %v", b)
-	}
-	for i := range b {
-		if b[i] != want[i] {
-			t.Fatalf("bucket %d: got %v want %v", i, b[i], want[i])
-		}
 	}
 }
