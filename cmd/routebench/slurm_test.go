@@ -3,6 +3,8 @@ package main
 import (
 	"path/filepath"
 	"testing"
+
+	"routebench/slurm"
 )
 
 // recipes builds the slurm job of a smoke plan with args and returns each
@@ -54,5 +56,24 @@ func TestSlurmRecipes(t *testing.T) {
 	other := recipes(t, "--store", filepath.Join(t.TempDir(), "other"))
 	if other["tokenize"] == a["tokenize"] {
 		t.Error("two stores give tokenize one recipe: a submission to one would take the other's queued job for its own")
+	}
+}
+
+// TestOnlyCancelled: --wait submits again only when nothing failed by itself.
+func TestOnlyCancelled(t *testing.T) {
+	st := func(state, job string) slurm.StageState { return slurm.StageState{State: state, JobState: job} }
+	for _, tc := range []struct {
+		name   string
+		stages []slurm.StageState
+		want   bool
+	}{
+		{"a requeued parent's dependent cancelled", []slurm.StageState{st(slurm.StateCached, ""), st(slurm.StateFailed, "CANCELLED"), st(slurm.StateSkipped, "PENDING")}, true},
+		{"a train job failed", []slurm.StageState{st(slurm.StateFailed, "FAILED"), st(slurm.StateSkipped, "CANCELLED")}, false},
+		{"a time-out", []slurm.StageState{st(slurm.StateFailed, "TIMEOUT")}, false},
+		{"nothing unfinished", []slurm.StageState{st(slurm.StateCached, "")}, false},
+	} {
+		if got := onlyCancelled(&slurm.Report{Stages: tc.stages}); got != tc.want {
+			t.Errorf("%s: onlyCancelled = %v, want %v", tc.name, got, tc.want)
+		}
 	}
 }
