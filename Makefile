@@ -11,7 +11,7 @@ PROFILE ?= cpu
 BENCH_DIR := .routebench/bench
 GO_SOURCES := $(shell find . -name '*.go' -not -path './.cache/*' -not -path './.routebench/*') go.mod go.sum pipeline/moddeps.json
 
-.PHONY: all setup modules moddeps corpus build gpu-binary gpu-bundle gpu-check-dryrun key-parity test-xla portable bench-paper-eval reproduce smoke gate baseline sweep-smoke study-gap study-scale test test-short bench bench-compare clean clean-store
+.PHONY: all setup modules moddeps corpus build gpu-binary gpu-bundle gpu-check-dryrun key-parity test-xla portable bench-paper-eval reproduce smoke gate baseline sweep-smoke study-gap study-scale test test-short test-slurm slurm-packages bench bench-compare clean clean-store
 
 all: build
 
@@ -111,6 +111,16 @@ study-gap: setup $(BIN)
 # profile (36 models); ~1-1.5 h on 2 cores (estimated). Writes STUDY-scale.md.
 study-scale: setup $(BIN)
 	./$(BIN) sweep --file sweeps/scale.json
+
+# test-slurm: the Slurm executor against a real one-node Slurm started in a
+# temp dir (scripts/test-slurm.sh; docs/cluster.md); needs root for apt-get
+# and the daemons. About 3 minutes on 2 cores.
+slurm-packages:
+	@if ! command -v slurmctld >/dev/null || ! command -v munged >/dev/null; then \
+		apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y slurm-wlm munge; fi
+
+test-slurm: setup slurm-packages $(BIN)
+	BIN=$(BIN) bash scripts/test-slurm.sh
 
 # The CI regression gate: the smoke results against gate/baseline-smoke.json.
 gate: smoke

@@ -35,6 +35,8 @@ commands:
   baseline             write the profile's cached results as its baseline (explicit only;
                        --baseline FILE writes there instead)
   cat STAGE [FILE]     print a file of a cached stage's output (without FILE: list its files)
+  slurm submit|status  run the plan on a Slurm cluster, one job per stage (docs/cluster.md;
+                       --wait exports RESULTS.md as reproduce does)
   bench compare OLD NEW
                        compare two benchmark files (benchstat-style)
 
@@ -111,6 +113,8 @@ func run(ctx context.Context, args []string) error {
 		return cmdCat(rest)
 	case "baseline":
 		return cmdBaseline(rest)
+	case "slurm":
+		return cmdSlurm(ctx, rest)
 	case "help", "-h", "--help":
 		fmt.Print(usage)
 		return nil

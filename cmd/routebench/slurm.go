@@ -1,0 +1,349 @@
+package main
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"routebench/artifacts"
+	"routebench/pipeline"
+	"routebench/slurm"
+	"routebench/stages/study"
+)
+
+const slurmUsage = `usage: routebench slurm submit|status [flags]
+
+  submit     one sbatch job per stage not in the store (afterok on the jobs of
+             its inputs; the report, or a sweep's study, last); stages cached,
+             queued or running are not submitted again
+  status     each stage's state: the store, then squeue (sacct where there is
+             accounting); failed stages with the end of their log; jobs left
+             pending behind a failed stage are cancelled and shown skipped
+
+flags (besides run's --profile, --config, --set, --corpus, --eval-corpus, --sweep,
+--store, --backend, --out):
+  --site FILE         site defaults (JSON: resources per stage kind, binaries; docs/cluster.md)
+  --partition P, --account A, --sbatch-arg ARG (repeatable): for every job, over the site file
+  --log-dir DIR       job scripts and logs (default <store>/../slurm)
+  --dry-run           submit: print the sbatch lines, submit nothing
+  --wait              submit: poll until the plan is done, then export RESULTS.md or
+                      STUDY-<name>.md as reproduce or sweep would
+  --poll D, --poll-max D   first and longest interval between polls (default 5s, 60s)
+`
+
+// slurmFlags are the slurm command's own flags.
+type slurmFlags struct {
+	site, partition, account, logDir string
+	sbatchArgs                       multiFlag
+	dryRun, wait                     bool
+	poll, pollMax                    time.Duration
+}
+
+func cmdSlurm(ctx context.Context, args []string) error {
+	if len(args) == 0 || (args[0] != "submit" && args[0] != "status") {
+		fmt.Fprint(os.Stderr, slurmUsage)
+		return fmt.Errorf("slurm needs submit or status: %w", errUsage)
+	}
+	sub := args[0]
+	var f slurmFlags
+	c, err := parseCommonWith("slurm "+sub, args[1:], func(fs *flag.FlagSet) {
+		fs.StringVar(&f.site, "site", "", "site file")
+		fs.StringVar(&f.partition, "partition", "", "partition")
+		fs.StringVar(&f.account, "account", "", "account")
+		fs.Var(&f.sbatchArgs, "sbatch-arg", "extra sbatch argument")
+		fs.StringVar(&f.logDir, "log-dir", "", "log directory")
+		fs.BoolVar(&f.dryRun, "dry-run", false, "print sbatch lines")
+		fs.BoolVar(&f.wait, "wait", false, "wait and export")
+		fs.DurationVar(&f.poll, "poll", 5*time.Second, "first poll interval")
+		fs.DurationVar(&f.pollMax, "poll-max", 60*time.Second, "longest poll interval")
+	})
+	if err != nil {
+		return err
+	}
+	if len(c.args) > 0 {
+		return fmt.Errorf("slurm %s takes no stage names (got %v): it submits the whole plan: %w", sub, c.args, errUsage)
+	}
+	if len(c.force) > 0 {
+		return fmt.Errorf("slurm %s: --force is not supported (a job per forced stage would recompute inputs it shares); run `routebench run --force` on a node instead", sub)
+	}
+	job, err := newSlurmJob(c, &f)
+	if err != nil {
+		return err
+	}
+	if sub == "status" {
+		rep, err := job.status()
+		if err != nil {
+			return err
+		}
+		printSlurmReport(job, rep)
+		return nil
+	}
+	return job.submit(ctx)
+}
+
+// slurmJob is one submission: the plan, the store and the submitter.
+type slurmJob struct {
+	c      *common
+	f      *slurmFlags
+	runner *pipeline.Runner
+	plan   *pipeline.Plan
+	sub    *slurm.Submitter
+	gpu    bool
+}
+
+func newSlurmJob(c *common, f *slurmFlags) (*slurmJob, error) {
+	r, plan, err := c.setup()
+	if err != nil {
+		return nil, err
+	}
+	r.Log = os.Stderr
+	var site *slurm.Site
+	if f.site != "" {
+		if site, err = slurm.LoadSite(f.site); err != nil {
+			return nil, err
+		}
+	} else {
+		site = &slurm.Site{}
+	}
+	site.Default.Partition = firstNonEmpty(f.partition, site.Default.Partition)
+	site.Default.Account = firstNonEmpty(f.account, site.Default.Account)
+	site.Default.Extra = append(site.Default.Extra, f.sbatchArgs...)
+	dir, err := os.Getwd()
+	if err != nil {
+		return nil, fmt.Errorf("slurm: the working directory, where the jobs run: %w", err)
+	}
+	store, err := filepath.Abs(r.Store.Root())
+	if err != nil {
+		return nil, err
+	}
+	logDir := f.logDir
+	if logDir == "" {
+		logDir = filepath.Join(filepath.Dir(store), "slurm")
+	}
+	if logDir, err = filepath.Abs(logDir); err != nil {
+		return nil, err
+	}
+	j := &slurmJob{c: c, f: f, runner: r, plan: plan, gpu: c.sweep == "" && c.profile == "paper",
+		sub: &slurm.Submitter{Client: &slurm.Client{}, Site: site, LogDir: logDir, Dir: dir, DryRun: f.dryRun, Out: os.Stdout}}
+	return j, nil
+}
+
+func firstNonEmpty(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+// nodes describes the plan for the scheduler: the store's state now and
+// each stage's recipe.
+func (j *slurmJob) nodes() ([]slurm.Node, error) {
+	lines, _, err := j.runner.Status(j.plan)
+	if err != nil {
+		return nil, err
+	}
+	store, _ := filepath.Abs(j.runner.Store.Root())
+	bin, err := os.Executable()
+	if err != nil {
+		return nil, fmt.Errorf("slurm: the routebench binary the jobs run: %w", err)
+	}
+	recipe := map[string]string{}
+	var nodes []slurm.Node
+	for i, s := range j.plan.Stages {
+		rc, err := stageRecipe(s, recipe, store)
+		if err != nil {
+			return nil, err
+		}
+		recipe[s.Name] = rc
+		n := slurm.Node{Name: s.Name, Kind: s.Kind, Recipe: rc, Cached: lines[i].Cached,
+			Argv: j.c.runArgv(s.Name, store), Resources: j.sub.Site.For(s.Kind, j.gpu)}
+		n.Argv[0] = bin
+		if b := j.sub.Site.Binary[s.Kind]; b != "" {
+			n.Argv[0] = b
+		}
+		for _, in := range s.Inputs {
+			n.Parents = append(n.Parents, in.Stage.Name)
+		}
+		nodes = append(nodes, n)
+	}
+	return nodes, nil
+}
+
+// stageRecipe hashes what ComputeKey hashes but with each input's recipe
+// for its output digest, plus the store: known before any input has run,
+// the same for two submissions of one plan to one store, and different
+// whenever the key would differ for a reason known before the run.
+func stageRecipe(s *pipeline.Stage, recipe map[string]string, store string) (string, error) {
+	cfg, err := pipeline.CanonicalConfig(s.Config)
+	if err != nil {
+		return "", fmt.Errorf("stage %s: config: %w", s.Name, err)
+	}
+	salt, _, err := pipeline.CodeSalt(s.Code)
+	if err != nil {
+		return "", fmt.Errorf("stage %s: %w", s.Name, err)
+	}
+	name := s.Name
+	if s.KeyName != "" {
+		name = s.KeyName
+	}
+	lines := []string{"slurm-recipe-v1", "format " + artifacts.FormatVersion, "store " + store, "stage " + name, "kind " + s.Kind, "config " + string(cfg), "code " + salt}
+	var ins []string
+	for _, in := range s.Inputs {
+		ins = append(ins, "input "+in.Name+" "+recipe[in.Stage.Name])
+	}
+	sort.Strings(ins)
+	sum := sha256.Sum256([]byte(strings.Join(append(lines, ins...), "\n")))
+	return hex.EncodeToString(sum[:]), nil
+}
+
+func (j *slurmJob) submit(ctx context.Context) error {
+	nodes, err := j.nodes()
+	if err != nil {
+		return err
+	}
+	res, err := j.sub.Submit(nodes)
+	if err != nil {
+		return err
+	}
+	verb := "submitted"
+	if j.f.dryRun {
+		verb = "would be submitted (--dry-run)"
+	}
+	fmt.Fprintf(os.Stderr, "slurm submit %s: %d stages, %d cached, %d already queued or running, %d %s (sbatch calls: %d, squeue calls: %d)\n",
+		j.plan.Profile, len(nodes), res.Cached, len(res.Queued), len(res.New), verb, j.sub.Client.Calls["sbatch"], j.sub.Client.Calls["squeue"])
+	if !j.f.wait || j.f.dryRun {
+		return nil
+	}
+	return j.waitAndExport(ctx)
+}
+
+// waitAndExport polls (one squeue per interval for the whole plan, the
+// interval growing by half up to --poll-max) until the last stage is in
+// the store, then exports as reproduce or sweep does.
+func (j *slurmJob) waitAndExport(ctx context.Context) error {
+	interval := j.f.poll
+	resubmits := 0
+	last := j.plan.Stages[len(j.plan.Stages)-1].Name
+	for {
+		rep, err := j.status()
+		if err != nil {
+			return err
+		}
+		final := rep.Stages[len(rep.Stages)-1]
+		active := rep.Count(slurm.StatePending) + rep.Count(slurm.StateRunning)
+		switch {
+		case final.State == slurm.StateCached:
+			fmt.Fprintf(os.Stderr, "slurm: %s done (squeue calls: %d, sbatch calls: %d)\n", j.plan.Profile, j.sub.Client.Calls["squeue"], j.sub.Client.Calls["sbatch"])
+			return j.export()
+		case active == 0 && rep.Count(slurm.StateDone) == 0 && onlyCancelled(rep) && resubmits < 2:
+			// No stage failed by itself: jobs were cancelled, e.g. a
+			// dependent whose parent requeued itself (Slurm can see the
+			// requeued parent as cancelled for a moment and kill its
+			// afterok dependents). Submit what is missing again.
+			resubmits++
+			fmt.Fprintf(os.Stderr, "slurm: %d stages cancelled without a failure; submitting them again\n", rep.Count(slurm.StateFailed)+rep.Count(slurm.StateSkipped))
+			if err := j.resubmit(); err != nil {
+				return err
+			}
+			continue
+		case active == 0 && rep.Count(slurm.StateDone) == 0:
+			printSlurmReport(j, rep)
+			return fmt.Errorf("slurm: %s cannot finish: no job is pending or running and %s is not in the store (%d failed, %d skipped, %d not submitted); fix the failure and submit again",
+				j.plan.Profile, last, rep.Count(slurm.StateFailed), rep.Count(slurm.StateSkipped), rep.Count(slurm.StateNotSubmitted))
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("slurm: stopped waiting (the jobs keep running; `routebench slurm status` shows them): %w", ctx.Err())
+		case <-time.After(interval):
+		}
+		interval = min(interval*3/2, j.f.pollMax)
+	}
+}
+
+func (j *slurmJob) resubmit() error {
+	nodes, err := j.nodes()
+	if err != nil {
+		return err
+	}
+	_, err = j.sub.Submit(nodes)
+	return err
+}
+
+// onlyCancelled: every stage that did not finish had its job cancelled
+// (none failed, timed out or ran out of memory), and some did not finish.
+func onlyCancelled(rep *slurm.Report) bool {
+	n := 0
+	for _, s := range rep.Stages {
+		if s.State == slurm.StateFailed || s.State == slurm.StateSkipped {
+			if !strings.HasPrefix(s.JobState, "CANCELLED") && !strings.HasPrefix(s.JobState, "PENDING") {
+				return false
+			}
+			n++
+		}
+	}
+	return n > 0
+}
+
+// export writes RESULTS.md (or the sweep's study) from the store: the same
+// artifact reproduce and sweep copy out.
+func (j *slurmJob) export() error {
+	_, done, err := j.runner.Status(j.plan)
+	if err != nil {
+		return err
+	}
+	if j.c.sweep == "" {
+		return exportResults(done, j.c.outDir())
+	}
+	art, ok := done[study.Kind]
+	if !ok {
+		return fmt.Errorf("sweep %s: no %s artifact in the store", j.c.sweep, study.Kind)
+	}
+	wrote, err := exportArtifact(art, j.c.outDir())
+	if err != nil {
+		return err
+	}
+	for _, dst := range wrote {
+		if filepath.Ext(dst) == ".md" {
+			fmt.Fprintf(os.Stderr, "study: %s\n", dst)
+		}
+	}
+	return nil
+}
+
+func (j *slurmJob) status() (*slurm.Report, error) {
+	nodes, err := j.nodes()
+	if err != nil {
+		return nil, err
+	}
+	return j.sub.Status(nodes, 15)
+}
+
+func printSlurmReport(j *slurmJob, rep *slurm.Report) {
+	fmt.Printf("profile %s, store %s, logs %s\n", j.plan.Profile, j.runner.Store.Root(), j.sub.LogDir)
+	for _, s := range rep.Stages {
+		job := ""
+		if s.JobID != "" {
+			job = "job " + s.JobID + " " + s.JobState
+		}
+		fmt.Printf("  %-30s %-13s %s\n", s.Name, s.State, job)
+		if s.State != slurm.StateCached && s.State != slurm.StateNotSubmitted {
+			fmt.Printf("  %-30s   log %s\n", "", s.Log)
+		}
+		for _, l := range s.Tail {
+			fmt.Printf("  %-30s   | %s\n", "", l)
+		}
+	}
+	if len(rep.Cancelled) > 0 {
+		fmt.Printf("cancelled jobs pending behind a failed stage: %s\n", strings.Join(rep.Cancelled, " "))
+	}
+	if rep.NoAccounting {
+		fmt.Println("note: Slurm accounting is disabled (sacct); a job squeue no longer lists (older than MinJobAge) shows as not-submitted")
+	}
+}

@@ -1,0 +1,79 @@
+package main
+
+import (
+	"path/filepath"
+	"testing"
+
+	"routebench/slurm"
+)
+
+// recipes builds the slurm job of a smoke plan with args and returns each
+// stage's recipe by name.
+func recipes(t *testing.T, args ...string) map[string]string {
+	t.Helper()
+	c, err := parseCommonWith("slurm submit", append([]string{"--profile", "smoke"}, args...), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	j, err := newSlurmJob(c, &slurmFlags{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	nodes, err := j.nodes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]string{}
+	for _, n := range nodes {
+		out[n.Name] = n.Recipe
+	}
+	return out
+}
+
+// TestSlurmRecipes: a job name must be the same for two submissions of one
+// plan, differ when a stage's key would (its config, an input's recipe,
+// the store) and stay for stages a change does not reach.
+func TestSlurmRecipes(t *testing.T) {
+	store := filepath.Join(t.TempDir(), "store")
+	a, b := recipes(t, "--store", store), recipes(t, "--store", store)
+	if len(a) == 0 {
+		t.Fatal("no stages")
+	}
+	for name, r := range a {
+		if b[name] != r {
+			t.Fatalf("stage %s: recipe %s then %s for one plan", name, r[:12], b[name][:12])
+		}
+	}
+	steps := recipes(t, "--store", store, "--set", "steps=100")
+	for _, tc := range []struct {
+		stage string
+		same  bool
+	}{{"tokenize", true}, {"theory", true}, {"train/rope", false}, {"evaluate/rope", false}, {"report", false}} {
+		if got := steps[tc.stage] == a[tc.stage]; got != tc.same {
+			t.Errorf("--set steps=100: stage %s recipe unchanged = %v, want %v", tc.stage, got, tc.same)
+		}
+	}
+	other := recipes(t, "--store", filepath.Join(t.TempDir(), "other"))
+	if other["tokenize"] == a["tokenize"] {
+		t.Error("two stores give tokenize one recipe: a submission to one would take the other's queued job for its own")
+	}
+}
+
+// TestOnlyCancelled: --wait submits again only when nothing failed by itself.
+func TestOnlyCancelled(t *testing.T) {
+	st := func(state, job string) slurm.StageState { return slurm.StageState{State: state, JobState: job} }
+	for _, tc := range []struct {
+		name   string
+		stages []slurm.StageState
+		want   bool
+	}{
+		{"a requeued parent's dependent cancelled", []slurm.StageState{st(slurm.StateCached, ""), st(slurm.StateFailed, "CANCELLED"), st(slurm.StateSkipped, "PENDING")}, true},
+		{"a train job failed", []slurm.StageState{st(slurm.StateFailed, "FAILED"), st(slurm.StateSkipped, "CANCELLED")}, false},
+		{"a time-out", []slurm.StageState{st(slurm.StateFailed, "TIMEOUT")}, false},
+		{"nothing unfinished", []slurm.StageState{st(slurm.StateCached, "")}, false},
+	} {
+		if got := onlyCancelled(&slurm.Report{Stages: tc.stages}); got != tc.want {
+			t.Errorf("%s: onlyCancelled = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}

@@ -1,0 +1,181 @@
+package slurm
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os/exec"
+	"strings"
+	"time"
+)
+
+// Client runs Slurm's commands. Transient controller errors ("Socket timed
+// out", a busy or restarting slurmctld) are retried with a doubling
+// backoff: a loaded controller answers them under bursts of calls.
+type Client struct {
+	Retries int           // extra attempts after a transient error (default 4)
+	Backoff time.Duration // first wait (default 2s), doubled each retry
+	Sleep   func(time.Duration)
+	// Calls counts the commands run, by name (sbatch, squeue, ...).
+	Calls map[string]int
+}
+
+func (c *Client) count(name string) {
+	if c.Calls == nil {
+		c.Calls = map[string]int{}
+	}
+	c.Calls[name]++
+}
+
+var transient = []string{"Socket timed out", "Unable to contact slurm controller", "Resource temporarily unavailable", "Slurm temporarily unable to accept job"}
+
+func isTransient(msg string) bool {
+	for _, t := range transient {
+		if strings.Contains(msg, t) {
+			return true
+		}
+	}
+	return false
+}
+
+// Run runs one Slurm command and returns its stdout; on failure the error
+// names the command and carries its stderr.
+func (c *Client) Run(name string, args ...string) (string, error) {
+	retries, wait := c.Retries, c.Backoff
+	if retries == 0 {
+		retries = 4
+	}
+	if wait == 0 {
+		wait = 2 * time.Second
+	}
+	sleep := c.Sleep
+	if sleep == nil {
+		sleep = time.Sleep
+	}
+	for attempt := 0; ; attempt++ {
+		c.count(name)
+		var out, errb bytes.Buffer
+		cmd := exec.Command(name, args...)
+		cmd.Stdout, cmd.Stderr = &out, &errb
+		err := cmd.Run()
+		if err == nil {
+			return out.String(), nil
+		}
+		msg := strings.TrimSpace(errb.String())
+		if attempt < retries && isTransient(msg) {
+			sleep(wait)
+			wait *= 2
+			continue
+		}
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			return out.String(), &CommandError{Name: name, Args: args, Stderr: msg, Err: err}
+		}
+		return "", fmt.Errorf("running %s: %w (is Slurm installed and on PATH?)", name, err)
+	}
+}
+
+// CommandError is a Slurm command that ran and failed.
+type CommandError struct {
+	Name   string
+	Args   []string
+	Stderr string
+	Err    error
+}
+
+func (e *CommandError) Error() string {
+	return fmt.Sprintf("%s %s: %v: %s", e.Name, QuoteArgv(e.Args), e.Err, e.Stderr)
+}
+func (e *CommandError) Unwrap() error { return e.Err }
+
+// Job is one line of squeue or sacct.
+type Job struct {
+	ID, Name, State, Reason string
+}
+
+// Active says whether the job may still run (and so may still produce its
+// stage): pending, running or about to be requeued.
+func (j Job) Active() bool {
+	switch strings.Fields(j.State + " ")[0] {
+	case "PENDING", "RUNNING", "CONFIGURING", "COMPLETING", "REQUEUED", "REQUEUE_FED", "REQUEUE_HOLD", "RESIZING", "SUSPENDED", "SIGNALING", "STAGE_OUT", "RESV_DEL_HOLD":
+		return true
+	}
+	return false
+}
+
+// Queue lists the jobs with the given names in every state (squeue -t all:
+// without it failed and finished jobs are left out) in one squeue call.
+func (c *Client) Queue(names []string) ([]Job, error) {
+	if len(names) == 0 {
+		return nil, nil
+	}
+	out, err := c.Run("squeue", "-h", "--states=all", "--name="+strings.Join(names, ","), "-o", "%i|%j|%T|%r")
+	if err != nil {
+		return nil, err
+	}
+	return parseJobs(out, 4), nil
+}
+
+// ErrNoAccounting is sacct's answer on a cluster without accounting
+// storage: finished jobs are then known only while squeue shows them
+// (MinJobAge).
+var ErrNoAccounting = errors.New("Slurm accounting storage is disabled")
+
+// Accounting lists the jobs with the given names from sacct (the last 30
+// days), for jobs squeue has forgotten.
+func (c *Client) Accounting(names []string) ([]Job, error) {
+	if len(names) == 0 {
+		return nil, nil
+	}
+	out, err := c.Run("sacct", "-n", "-P", "-X", "--starttime=now-30days", "--name="+strings.Join(names, ","), "-o", "JobID,JobName,State")
+	if err != nil {
+		var ce *CommandError
+		if errors.As(err, &ce) && strings.Contains(strings.ToLower(ce.Stderr), "accounting storage is disabled") {
+			return nil, ErrNoAccounting
+		}
+		return nil, err
+	}
+	if strings.Contains(strings.ToLower(out), "accounting storage is disabled") {
+		return nil, ErrNoAccounting
+	}
+	return parseJobs(out, 3), nil
+}
+
+func parseJobs(out string, fields int) []Job {
+	var jobs []Job
+	for _, line := range strings.Split(out, "\n") {
+		f := strings.Split(strings.TrimSpace(line), "|")
+		if len(f) < fields || f[0] == "" {
+			continue
+		}
+		j := Job{ID: f[0], Name: f[1], State: f[2]}
+		if fields > 3 {
+			j.Reason = f[3]
+		}
+		jobs = append(jobs, j)
+	}
+	return jobs
+}
+
+// Cancel cancels jobs by id (one scancel call).
+func (c *Client) Cancel(ids []string) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	_, err := c.Run("scancel", ids...)
+	return err
+}
+
+// Sbatch submits a job script with the given flags (--parsable added) and
+// returns the job id.
+func (c *Client) Sbatch(args []string, script string) (string, error) {
+	out, err := c.Run("sbatch", append(append([]string{"--parsable"}, args...), script)...)
+	if err != nil {
+		return "", err
+	}
+	id, _, _ := strings.Cut(strings.TrimSpace(out), ";") // --parsable: id[;cluster]
+	if id == "" {
+		return "", fmt.Errorf("sbatch %s: no job id in its output %q", script, out)
+	}
+	return id, nil
+}
