@@ -363,7 +363,7 @@ func (j v2Judge) pathLike() Claim {
 		each = append(each, fmt.Sprintf("%s %.3f", v, f.Mean))
 	}
 	x := s.Mean
-	c.Verdict = verdict(x >= lo-alikeMargin-1e-12 && x <= hi+alikeMargin+1e-12)
+	c.Verdict = verdict(atLeast(x, lo-alikeMargin) && atMost(x, hi+alikeMargin))
 	c.Effect, c.Threshold = ptr(s.Interval()), math.NaN()
 	c.Evidence = fmt.Sprintf("path prefix ratio %s; SO(2) family %s: widened range [%.3f, %.3f]", spreadString(s), strings.Join(each, ", "), lo-alikeMargin, hi+alikeMargin)
 	c.Ratios = ratiosOf("path", rs[0], 0)

@@ -143,8 +143,8 @@ func renderEvalCorpora(b *strings.Builder, cfg Config, vs []*variantData) {
 			continue
 		}
 		T := first.Protocol.Context
-		fmt.Fprintf(b, "Source `%s`: %d tokens, %d document(s). Cells: ratio PPL(L)/PPL(T) with its 95%% bootstrap interval over windows (%d windows per length, seed %d). T = %d tokens.\n\n",
-			first.Source, first.Tokens, first.Documents, first.Protocol.Windows, first.Protocol.Seed, T)
+		fmt.Fprintf(b, "Source `%s`: %d tokens, %d document(s). Cells: ratio PPL(L)/PPL(T) with its %s bootstrap interval over windows (%d windows per length, seed %d). T = %d tokens.\n\n",
+			first.Source, first.Tokens, first.Documents, confidenceText, first.Protocol.Windows, first.Protocol.Seed, T)
 		ratioTable(b, T, rows)
 		protocolTables(b, T, "####", results, names)
 	}

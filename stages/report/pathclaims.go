@@ -35,7 +35,7 @@ import (
 // for flat): a family of two close ratios would otherwise be a target
 // narrower than the window noise of one ratio (the smoke profile's
 // bootstrap intervals are +-0.2 wide and more).
-const alikeMargin = 0.10
+const alikeMargin = flatTolerance
 
 // so2Family are the SO(2) accumulated variants the first claim compares
 // PaTH with; the first so2Required must have been evaluated.
@@ -77,18 +77,18 @@ func pathClaims(ev map[string]*evaluate.Result) []Claim {
 		x := l.Ratio.Value
 		side := "inside"
 		switch {
-		case x < lo-alikeMargin-1e-12:
+		case !atLeast(x, lo-alikeMargin):
 			side = "below: better than the family"
-		case x > hi+alikeMargin+1e-12:
+		case !atMost(x, hi+alikeMargin):
 			side = "above: worse than the family"
 		}
 		c.Verdict = verdict(side == "inside")
 		c.Evidence = fmt.Sprintf("at %s: path %s; SO(2) family %s: range [%.3f, %.3f], widened [%.3f, %.3f]; %s",
-			atNote(l, 128), l.Ratio, strings.Join(each, ", "), lo, hi, lo-alikeMargin, hi+alikeMargin, side)
+			atNote(l, paperLong), l.Ratio, strings.Join(each, ", "), lo, hi, lo-alikeMargin, hi+alikeMargin, side)
 		out = append(out, c)
 	}
 
 	out = append(out, farMassControl(ev, "path-far-mass-control", "PaTH plus FoX's forgetting gate (path-fox, a learned decay of far logits) "+
-		"stays within 1 +- 0.10 at the longest length while keeping PaTH's PPL at T", "path-fox", "path"))
+		"stays within "+flatText+" at the longest length while keeping PaTH's PPL at T", "path-fox", "path"))
 	return out
 }

@@ -15,6 +15,9 @@ import (
 	"routebench/stats"
 )
 
+// confidenceText is stats.Confidence as RESULTS.md prints it ("95%").
+var confidenceText = fmt.Sprintf("%.0f%%", 100*stats.Confidence)
+
 // render writes RESULTS.md: vs are the runs (a variant at a seed), g the
 // same arranged over seeds.
 func render(rc *pipeline.RunContext, cfg Config, vs []*variantData, g seedGroups, theory, bench, steps string) string {
@@ -123,7 +126,7 @@ func renderMainTable(b *strings.Builder, vs []*variantData, T int, seeds []uint6
 			"Each seed's own ratio with its window bootstrap interval is in the next table; the two are not folded into one interval. T = %d tokens.\n\n| variant | PPL at T |",
 			len(seeds), seedList(seeds), 100*stats.Confidence, len(seeds), T)
 	} else {
-		b.WriteString("Cells: ratio with its 95% bootstrap interval over windows. T = " + fmt.Sprint(T) + " tokens.\n\n| variant | PPL at T |")
+		b.WriteString("Cells: ratio with its " + confidenceText + " bootstrap interval over windows. T = " + fmt.Sprint(T) + " tokens.\n\n| variant | PPL at T |")
 	}
 	for _, m := range mults {
 		fmt.Fprintf(b, " %dT (%d) |", m, m*T)
@@ -213,7 +216,7 @@ func renderPaper(b *strings.Builder, vs []*variantData, T int) {
 // renderSeedTable lists every run (each seed of each variant) with its
 // window bootstrap intervals, beside the main table's spread over seeds.
 func renderSeedTable(b *strings.Builder, vs []*variantData) {
-	b.WriteString("Per seed: each run's ratio with its 95% window bootstrap interval.\n\n| run | seed | PPL at T |")
+	b.WriteString("Per seed: each run's ratio with its " + confidenceText + " window bootstrap interval.\n\n| run | seed | PPL at T |")
 	var mults []int
 	for _, v := range vs {
 		if v.eval != nil {
@@ -289,12 +292,12 @@ func renderClaimSummary(b *strings.Builder, g seedGroups) {
 	if len(g.corpusClaims) > 0 {
 		b.WriteString(", and the v2 verdict on each evaluation corpus")
 	}
-	b.WriteString("; the v2 effect with its 95% interval and the edge it is judged against; both ratios of the variants it reads (paper: independent windows per length; prefix: the same windows' first T); how many seeds reproduce the v2 claim alone; and the smallest effect the current seeds (or, with one seed, windows) can detect.\n\n")
+	b.WriteString("; the v2 effect with its " + confidenceText + " interval and the edge it is judged against; both ratios of the variants it reads (paper: independent windows per length; prefix: the same windows' first T); how many seeds reproduce the v2 claim alone; and the smallest effect the current seeds (or, with one seed, windows) can detect.\n\n")
 	b.WriteString("| claim | v1 | v2 |")
 	for _, c := range g.corpusClaims {
 		fmt.Fprintf(b, " v2 on %s |", c.corpus)
 	}
-	b.WriteString(" v2 effect [95%] vs edge | ratios | seeds alone (v2) | power |\n|---|---|---|" + strings.Repeat("---|", len(g.corpusClaims)) + "---|---|---|---|\n")
+	b.WriteString(" v2 effect [" + confidenceText + "] vs edge | ratios | seeds alone (v2) | power |\n|---|---|---|" + strings.Repeat("---|", len(g.corpusClaims)) + "---|---|---|---|\n")
 	for _, c := range g.claims {
 		if c.Version != "v2" {
 			continue

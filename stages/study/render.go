@@ -44,7 +44,7 @@ func render(cfg Config, pts []pointSummary, plots []studyPlot) string {
 			"on the log scale (exp(mean log -+ t(n-1) sd(log) / sqrt(n))): training noise, on the same evaluation windows for every model (report.CombineSeeds). "+
 			"The per-seed columns give each seed's ratio with its window bootstrap interval.\n\n", len(cfg.Seeds), 100*stats.Confidence)
 	} else {
-		p("Intervals: one training seed, so each interval is the 95%% window bootstrap interval of that one model; training noise is not covered (set `seeds`).\n\n")
+		p("Intervals: one training seed, so each interval is the %.0f%% window bootstrap interval of that one model; training noise is not covered (set `seeds`).\n\n", 100*stats.Confidence)
 	}
 	for a, ax := range cfg.Axes {
 		p("## Ratio against `%s`\n\n", ax.Key)
