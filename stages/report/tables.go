@@ -3,6 +3,7 @@ package report
 import (
 	"encoding/csv"
 	"fmt"
+	"math"
 	"os"
 	"strconv"
 
@@ -26,9 +27,13 @@ type row struct {
 	PPL, PPLLo, PPLHi          float64
 	Ratio, RatioLo, RatioHi    float64
 	FarQuarterT, FarT, Entropy float64
+	// The paired prefix ratio (docs/statistics.md): NaN in a format-1
+	// evaluation, which has none.
+	Prefix, PrefixLo, PrefixHi float64
 }
 
-var columns = []string{"variant", "seed", "length", "multiplier", "ppl", "ppl_lo", "ppl_hi", "ratio", "ratio_lo", "ratio_hi", "far_mass_T4", "far_mass_T", "entropy"}
+var columns = []string{"variant", "seed", "length", "multiplier", "ppl", "ppl_lo", "ppl_hi", "ratio", "ratio_lo", "ratio_hi", "far_mass_T4", "far_mass_T", "entropy",
+	"prefix_ratio", "prefix_ratio_lo", "prefix_ratio_hi"}
 
 func rows(vs []*variantData) []row {
 	var out []row
@@ -40,7 +45,11 @@ func rows(vs []*variantData) []row {
 		for _, l := range v.eval.Lengths {
 			r := row{Variant: v.variant, Seed: v.seed, L: l.L, Multiplier: l.Multiplier,
 				PPL: l.PPL.Value, PPLLo: l.PPL.Lo, PPLHi: l.PPL.Hi,
-				Ratio: l.Ratio.Value, RatioLo: l.Ratio.Lo, RatioHi: l.Ratio.Hi, Entropy: l.Entropy}
+				Ratio: l.Ratio.Value, RatioLo: l.Ratio.Lo, RatioHi: l.Ratio.Hi, Entropy: l.Entropy,
+				Prefix: math.NaN(), PrefixLo: math.NaN(), PrefixHi: math.NaN()}
+			if p := l.PrefixRatio; p != nil {
+				r.Prefix, r.PrefixLo, r.PrefixHi = p.Value, p.Lo, p.Hi
+			}
 			if f, ok := farAt(l.FarMass, T/4); ok {
 				r.FarQuarterT = f.Mean
 			}
@@ -54,7 +63,7 @@ func rows(vs []*variantData) []row {
 }
 
 func (r row) floats() []float64 {
-	return []float64{r.PPL, r.PPLLo, r.PPLHi, r.Ratio, r.RatioLo, r.RatioHi, r.FarQuarterT, r.FarT, r.Entropy}
+	return []float64{r.PPL, r.PPLLo, r.PPLHi, r.Ratio, r.RatioLo, r.RatioHi, r.FarQuarterT, r.FarT, r.Entropy, r.Prefix, r.PrefixLo, r.PrefixHi}
 }
 
 func writeCSV(path string, rs []row) error {
