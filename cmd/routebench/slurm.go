@@ -305,16 +305,7 @@ func (j *slurmJob) export() error {
 	if !ok {
 		return fmt.Errorf("sweep %s: no %s artifact in the store", j.c.sweep, study.Kind)
 	}
-	wrote, err := exportArtifact(art, j.c.outDir())
-	if err != nil {
-		return err
-	}
-	for _, dst := range wrote {
-		if filepath.Ext(dst) == ".md" {
-			fmt.Fprintf(os.Stderr, "study: %s\n", dst)
-		}
-	}
-	return nil
+	return exportStudy(art, j.c.outDir())
 }
 
 func (j *slurmJob) status() (*slurm.Report, error) {

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"routebench/artifacts"
 	"routebench/stages/study"
 )
 
@@ -37,7 +38,14 @@ func cmdSweep(ctx context.Context, args []string) error {
 	if !ok {
 		return fmt.Errorf("sweep %s: no %s artifact after the run", c.sweep, study.Kind)
 	}
-	wrote, err := exportArtifact(art, c.outDir())
+	return exportStudy(art, c.outDir())
+}
+
+// exportStudy copies a sweep's study artifact (STUDY-<name>.md and its
+// plots) into outDir and names the markdown it wrote; sweep and slurm
+// --wait export it alike.
+func exportStudy(art *artifacts.Artifact, outDir string) error {
+	wrote, err := exportArtifact(art, outDir)
 	if err != nil {
 		return err
 	}
