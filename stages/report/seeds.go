@@ -140,13 +140,7 @@ func ClaimsOverSeeds(perSeed []map[string]*evaluate.Result, seeds []uint64) ([]C
 			if c.Verdict == "NOT TESTED" {
 				continue
 			}
-			n := 0
-			for i := range per {
-				if per[i][k].Verdict == "REPRODUCED" {
-					n++
-				}
-			}
-			c.SeedsAlone = fmt.Sprintf("%d of %d", n, len(perSeed))
+			c.SeedsAlone = fmt.Sprintf("%d of %d", seedsReproducing(per, k), len(perSeed))
 		}
 	} else {
 		for k := range v2 {
@@ -192,16 +186,25 @@ func claimsV1OverSeeds(perSeed []map[string]*evaluate.Result, seeds []uint64) ([
 		if c.Verdict == "NOT TESTED" {
 			continue
 		}
-		n := 0
+		n := seedsReproducing(per, k)
 		var each []string
 		for i := range per {
-			if per[i][k].Verdict == "REPRODUCED" {
-				n++
-			}
 			each = append(each, fmt.Sprintf("seed %d %s", seeds[i], per[i][k].Verdict))
 		}
 		c.Evidence = fmt.Sprintf("geometric seed mean %s; %d of %d seeds reproduce it alone (%s)", c.Evidence, n, len(perSeed), strings.Join(each, ", "))
 		c.SeedsAlone = fmt.Sprintf("%d of %d", n, len(perSeed))
 	}
 	return claims, nil
+}
+
+// seedsReproducing counts the seeds whose own claim k is REPRODUCED (per:
+// each seed's claims, in one order).
+func seedsReproducing(per [][]Claim, k int) int {
+	n := 0
+	for i := range per {
+		if per[i][k].Verdict == "REPRODUCED" {
+			n++
+		}
+	}
+	return n
 }
