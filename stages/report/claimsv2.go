@@ -30,11 +30,31 @@ const V2Suffix = "-v2"
 // interval end at most 1 + flatTolerance (v1's band, its lower side gone).
 const flatLimitV2 = 1 + flatTolerance
 
-// seedRuns is one variant's results over seeds, nil unless every seed has it.
-func seedRuns(perSeed []map[string]*evaluate.Result, v string) []*evaluate.Result {
+// seedsWith lists the seeds (indices into perSeed) at which every variant
+// of vs has results: a claim is judged on the seeds all its variants share
+// (a profile may train some variants at one seed only: seed_variants).
+func seedsWith(perSeed []map[string]*evaluate.Result, vs ...string) []int {
+	var idx []int
+	for i, ev := range perSeed {
+		all := true
+		for _, v := range vs {
+			if ev[v] == nil {
+				all = false
+				break
+			}
+		}
+		if all {
+			idx = append(idx, i)
+		}
+	}
+	return idx
+}
+
+// seedRuns is variant v's results at the seeds idx, nil unless it has each.
+func seedRuns(perSeed []map[string]*evaluate.Result, v string, idx []int) []*evaluate.Result {
 	var out []*evaluate.Result
-	for _, ev := range perSeed {
-		r := ev[v]
+	for _, i := range idx {
+		r := perSeed[i][v]
 		if r == nil {
 			return nil
 		}
@@ -165,20 +185,27 @@ func ClaimsV2(perSeed []map[string]*evaluate.Result) []Claim {
 
 type v2Judge struct{ perSeed []map[string]*evaluate.Result }
 
-// runs returns each variant's seed runs, or the claim marked NOT TESTED.
+// runs returns each variant's runs at the seeds they all have (in one
+// order, so that seed s of one pairs with seed s of another), or the claim
+// marked NOT TESTED.
 func (j v2Judge) runs(c *Claim, vs ...string) ([][]*evaluate.Result, bool) {
-	var out [][]*evaluate.Result
-	var missing []string
-	for _, v := range vs {
-		r := seedRuns(j.perSeed, v)
-		if r == nil {
-			missing = append(missing, v)
+	idx := seedsWith(j.perSeed, vs...)
+	if len(idx) == 0 {
+		var missing []string
+		for _, v := range vs {
+			if len(seedsWith(j.perSeed, v)) == 0 {
+				missing = append(missing, v)
+			}
 		}
-		out = append(out, r)
-	}
-	if len(missing) > 0 {
+		if len(missing) == 0 { // each has a run, but no seed has them all
+			missing = []string{"a seed shared by " + strings.Join(vs, ", ")}
+		}
 		*c = notTested(*c, strings.Join(missing, " or "))
 		return nil, false
+	}
+	var out [][]*evaluate.Result
+	for _, v := range vs {
+		out = append(out, seedRuns(j.perSeed, v, idx))
 	}
 	return out, true
 }
@@ -351,7 +378,7 @@ func (j v2Judge) pathLike() Claim {
 	lo, hi := math.Inf(1), math.Inf(-1)
 	var each []string
 	for _, v := range so2Family {
-		r := seedRuns(j.perSeed, v)
+		r := seedRuns(j.perSeed, v, seedsWith(j.perSeed, "path", v)) // on path's seeds
 		if r == nil {
 			continue
 		}

@@ -43,7 +43,7 @@ func render(rc *pipeline.RunContext, cfg Config, vs []*variantData, g seedGroups
 		renderClaims(&b, g)
 		p("## Perplexity ratio PPL(L) / PPL(T)\n\n")
 		p("![PPL ratio vs length](%s)\n\n", PlotRatio)
-		renderMainTable(&b, g.combined, T, g.seeds)
+		renderMainTable(&b, g.combined, T, g.seeds, cfg.SeedVariants)
 		if len(g.seeds) > 1 {
 			renderSeedTable(&b, vs)
 		}
@@ -110,7 +110,7 @@ func renderStageTable(b *strings.Builder, runs []pipeline.RunInfo) {
 // renderMainTable: one row per variant, its ratios with their intervals:
 // the window bootstrap's for one seed, over seeds (seeds: the t-interval
 // of the geometric seed mean on the log scale, see seeds.go) for several.
-func renderMainTable(b *strings.Builder, vs []*variantData, T int, seeds []uint64) {
+func renderMainTable(b *strings.Builder, vs []*variantData, T int, seeds []uint64, seedVariants []string) {
 	var mults []int
 	for _, v := range vs {
 		if v.eval != nil && len(v.eval.Lengths) > len(mults) {
@@ -123,8 +123,14 @@ func renderMainTable(b *strings.Builder, vs []*variantData, T int, seeds []uint6
 	if len(seeds) > 1 {
 		fmt.Fprintf(b, "Cells: the geometric mean over %d training seeds (%s) of each seed's ratio (and PPL), with the %.0f%% Student-t interval of that mean over seeds "+
 			"on the log scale (exp(mean log -+ t(n-1) sd(log) / sqrt(n)), n = %d; it stays above 0 and is asymmetric): the spread from training noise, given the evaluation windows, which are the same for every model. "+
-			"Each seed's own ratio with its window bootstrap interval is in the next table; the two are not folded into one interval. T = %d tokens.\n\n| variant | PPL at T |",
+			"Each seed's own ratio with its window bootstrap interval is in the next table; the two are not folded into one interval. T = %d tokens.\n\n",
 			len(seeds), seedList(seeds), 100*stats.Confidence, len(seeds), T)
+		if len(seedVariants) > 0 {
+			// The trade a profile makes to fit its time, said where the numbers are.
+			fmt.Fprintf(b, "Seeds: %s are trained at every seed; the other variants at seed %d only (the profile's seed_variants), so their cells are that seed's ratio with its window bootstrap interval, "+
+				"and a claim is judged on the seeds all its variants share.\n\n", strings.Join(seedVariants, ", "), seeds[0])
+		}
+		b.WriteString("| variant | PPL at T |")
 	} else {
 		b.WriteString("Cells: ratio with its " + confidenceText + " bootstrap interval over windows. T = " + fmt.Sprint(T) + " tokens.\n\n| variant | PPL at T |")
 	}

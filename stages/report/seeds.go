@@ -136,11 +136,12 @@ func ClaimsOverSeeds(perSeed []map[string]*evaluate.Result, seeds []uint64) ([]C
 		}
 		for k := range v2 {
 			c := &v2[k]
-			c.Criterion = fmt.Sprintf("over %d seeds (geometric means, %.0f%% log-scale t-intervals over seeds): %s", len(perSeed), 100*stats.Confidence, c.Criterion)
 			if c.Verdict == "NOT TESTED" {
 				continue
 			}
-			c.SeedsAlone = fmt.Sprintf("%d of %d", seedsReproducing(per, k), len(perSeed))
+			n, tested := seedsReproducing(per, k)
+			c.Criterion = fmt.Sprintf("over %s (geometric means, %.0f%% log-scale t-intervals over seeds): %s", seedCount(tested, len(perSeed)), 100*stats.Confidence, c.Criterion)
+			c.SeedsAlone = fmt.Sprintf("%d of %d", n, tested)
 		}
 	} else {
 		for k := range v2 {
@@ -152,8 +153,23 @@ func ClaimsOverSeeds(perSeed []map[string]*evaluate.Result, seeds []uint64) ([]C
 	return append(v1, v2...), nil
 }
 
+// seedCount says how many seeds a claim was judged on: all of them, or
+// the ones its variants share when some variants have fewer
+// (seed_variants; one seed: the window bootstrap's intervals).
+func seedCount(tested, all int) string {
+	switch {
+	case tested == all:
+		return fmt.Sprintf("%d seeds", all)
+	case tested == 1:
+		return fmt.Sprintf("the 1 seed of %d its variants share (window-bootstrap intervals)", all)
+	default:
+		return fmt.Sprintf("the %d seeds of %d its variants share", tested, all)
+	}
+}
+
 // claimsV1OverSeeds is the v1 rows over seeds: the criterion on the
-// seeds' geometric means (CombineSeeds), and how many seeds reproduce it.
+// seeds' geometric means (CombineSeeds; a variant trained at fewer seeds
+// combines the ones it has), and how many seeds reproduce it.
 func claimsV1OverSeeds(perSeed []map[string]*evaluate.Result, seeds []uint64) ([]Claim, error) {
 	if len(perSeed) == 1 {
 		return ClaimsV1(perSeed[0]), nil
@@ -166,9 +182,6 @@ func claimsV1OverSeeds(perSeed []map[string]*evaluate.Result, seeds []uint64) ([
 	}
 	combined := map[string]*evaluate.Result{}
 	for v, rs := range byVariant {
-		if len(rs) != len(perSeed) {
-			continue // not every seed has it: the claims that need it are NOT TESTED
-		}
 		c, err := CombineSeeds(rs)
 		if err != nil {
 			return nil, err
@@ -182,29 +195,36 @@ func claimsV1OverSeeds(perSeed []map[string]*evaluate.Result, seeds []uint64) ([
 	}
 	for k := range claims {
 		c := &claims[k]
-		c.Criterion = fmt.Sprintf("over %d seeds, on the seeds' geometric means with %.0f%% log-scale t-intervals: %s", len(perSeed), 100*stats.Confidence, c.Criterion)
 		if c.Verdict == "NOT TESTED" {
 			continue
 		}
-		n := seedsReproducing(per, k)
-		var each []string
+		n, tested := seedsReproducing(per, k)
+		each := []string{}
 		for i := range per {
-			each = append(each, fmt.Sprintf("seed %d %s", seeds[i], per[i][k].Verdict))
+			if per[i][k].Verdict != "NOT TESTED" {
+				each = append(each, fmt.Sprintf("seed %d %s", seeds[i], per[i][k].Verdict))
+			}
 		}
-		c.Evidence = fmt.Sprintf("geometric seed mean %s; %d of %d seeds reproduce it alone (%s)", c.Evidence, n, len(perSeed), strings.Join(each, ", "))
-		c.SeedsAlone = fmt.Sprintf("%d of %d", n, len(perSeed))
+		c.Criterion = fmt.Sprintf("over %s, on the seeds' geometric means with %.0f%% log-scale t-intervals: %s", seedCount(tested, len(perSeed)), 100*stats.Confidence, c.Criterion)
+		c.Evidence = fmt.Sprintf("geometric seed mean %s; %d of %d seeds reproduce it alone (%s)", c.Evidence, n, tested, strings.Join(each, ", "))
+		c.SeedsAlone = fmt.Sprintf("%d of %d", n, tested)
 	}
 	return claims, nil
 }
 
-// seedsReproducing counts the seeds whose own claim k is REPRODUCED (per:
-// each seed's claims, in one order).
-func seedsReproducing(per [][]Claim, k int) int {
-	n := 0
+// seedsReproducing counts the seeds whose own claim k is REPRODUCED, and
+// the seeds at which it was tested at all (per: each seed's claims, in one
+// order; a seed lacking one of the claim's variants does not test it).
+func seedsReproducing(per [][]Claim, k int) (reproduced, tested int) {
 	for i := range per {
-		if per[i][k].Verdict == "REPRODUCED" {
-			n++
+		switch per[i][k].Verdict {
+		case "REPRODUCED":
+			reproduced++
+			tested++
+		case "NOT TESTED":
+		default:
+			tested++
 		}
 	}
-	return n
+	return reproduced, tested
 }

@@ -31,6 +31,11 @@ type Config struct {
 	// named by the variant alone (and the config unchanged).
 	Seeds       []uint64 `json:"seeds,omitempty"`
 	DefaultSeed uint64   `json:"default_seed,omitempty"`
+	// SeedVariants are the variants trained at every seed when the profile
+	// trains the others once, at the first seed (planner.Profile's field);
+	// empty: every variant at every seed. The report reads the runs that
+	// exist, and RESULTS.md says which variants have how many seeds.
+	SeedVariants []string `json:"seed_variants,omitempty"`
 	// Commit is the source revision the report describes (git describe of
 	// the checkout, or "unknown"); it only labels the header.
 	Commit string `json:"commit"`
@@ -288,7 +293,7 @@ func groupSeeds(cfg Config, vs []*variantData) (seedGroups, error) {
 			continue
 		}
 		c := &variantData{name: runs[0].variant, variant: runs[0].variant}
-		if len(evs) == n {
+		if len(evs) > 0 { // a variant trained at fewer seeds (seed_variants) combines the ones it has
 			var err error
 			if c.eval, err = CombineSeeds(evs); err != nil {
 				return seedGroups{}, err

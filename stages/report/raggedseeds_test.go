@@ -1,0 +1,80 @@
+package report
+
+import (
+	"math"
+	"strings"
+	"testing"
+
+	"routebench/stages/evaluate"
+)
+
+// A profile may train some variants at the first seed only (seed_variants).
+// A claim is then judged on the seeds all its variants share: the paired
+// claims of the three-seed variants over three seeds, a claim that names a
+// one-seed variant on that seed alone (its window bootstrap), and the
+// combined tables from whatever seeds a variant has.
+func TestClaimsOnTheSeedsTheirVariantsShare(t *testing.T) {
+	ps := threeSeeds([]string{"rope", "random-qk", "random-qkv", "alibi"}, func(v string, s int) *evaluate.Result {
+		lp := map[string]float64{"rope": 1.0, "random-qk": 0.3, "random-qkv": 0.1, "alibi": -0.05}[v] + seedSteps[s]
+		return v2Run(v, map[int]float64{2: lp / 4, 16: lp / 2, 128: lp}, nil, map[int]float64{128: 0.1})
+	})
+	ps[0]["random-qkv-alibi"] = v2Run("random-qkv-alibi", flatAt(0.98), nil, nil) // seed 1 only
+
+	vt := v2Claim(t, ps, "value-transport")
+	if vt.Verdict != "REPRODUCED" || vt.SeedsAlone != "3 of 3" || !strings.Contains(vt.Criterion, "over 3 seeds") {
+		t.Errorf("value transport over the three seeds both variants have: %s, seeds alone %q, criterion %q", vt.Verdict, vt.SeedsAlone, vt.Criterion)
+	}
+	ctl := v2Claim(t, ps, "rotation-far-mass-control")
+	if ctl.Verdict == "NOT TESTED" {
+		t.Fatalf("random-qkv-alibi (seed 1 only) vs random-qkv: NOT TESTED (%s); it should be judged on seed 1", ctl.Evidence)
+	}
+	if ctl.SeedsAlone != "1 of 1" && ctl.SeedsAlone != "0 of 1" || !strings.Contains(ctl.Criterion, "1 seed of 3") {
+		t.Errorf("a claim on one shared seed: seeds alone %q, criterion %q; want it judged on 1 of 3 seeds", ctl.SeedsAlone, ctl.Criterion)
+	}
+	if math.Abs(ctl.Effect.Value-0.98) > 1e-9 {
+		t.Errorf("random-qkv-alibi's effect %.6f, want its one seed's prefix ratio 0.98", ctl.Effect.Value)
+	}
+	// Mutation: judging every claim on all seeds (the old rule) leaves this one untested.
+	for _, c := range mustClaims(t, ps) {
+		if c.ID == "rotation-far-mass-control" && c.Verdict == "NOT TESTED" {
+			t.Errorf("v1 control claim NOT TESTED with random-qkv-alibi at one seed: %s", c.Evidence)
+		}
+	}
+	// A variant with no run at all is still NOT TESTED, and says which.
+	pl := v2Claim(t, ps, "path-far-mass-control")
+	if pl.Verdict != "NOT TESTED" || !strings.Contains(pl.Evidence, "path") {
+		t.Errorf("path-fox absent: %s (%s), want NOT TESTED naming it", pl.Verdict, pl.Evidence)
+	}
+}
+
+func mustClaims(t *testing.T, ps []map[string]*evaluate.Result) []Claim {
+	t.Helper()
+	cs, err := ClaimsOverSeeds(ps, []uint64{1, 2, 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cs
+}
+
+// groupSeeds combines a one-seed variant from the seed it has, beside
+// three-seed ones, instead of dropping it from the tables.
+func TestGroupSeedsKeepsOneSeedVariants(t *testing.T) {
+	cfg := Config{Variants: []string{"rope", "nope"}, Seeds: []uint64{1, 2, 3}, DefaultSeed: 1, SeedVariants: []string{"rope"}}
+	var vs []*variantData
+	for _, r := range cfg.runs() {
+		v := &variantData{name: r.name, variant: r.variant, seed: r.seed}
+		if r.variant == "rope" || r.seed == 1 {
+			v.eval = v2Run(r.variant, flatAt(1.2), nil, nil)
+		}
+		vs = append(vs, v)
+	}
+	g, err := groupSeeds(cfg, vs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range g.combined {
+		if c.eval == nil {
+			t.Errorf("combined %s has no results; a variant trained at one seed should show that seed's", c.variant)
+		}
+	}
+}
