@@ -124,7 +124,7 @@ func TestProtocols(t *testing.T) {
 	// windows fit at L = 8, 16 and 32 (40+1 tokens hold 33), not at 64.
 	tokenized, ds := evalCorpus(t, map[string]string{
 		"a.txt": letters("abcdefg", 40), "b.txt": letters("hijklmnop", 30), "c.txt": letters("qrs", 12),
-		"d.txt": letters("tuvwxyz ", 60),
+		"d.txt": letters("tuvwxyz ", 60), "e.txt": letters("0123456789", 60),
 	})
 	cfg := NewConfig("random-qkv", "smoke", testT, []int{1, 2, 4, 8}, 3, 11)
 	cfg.Corpus, cfg.Protocols = "eval", []string{"sliding:3", "windows", "windows+sliding:5"}
@@ -209,7 +209,7 @@ func TestProtocols(t *testing.T) {
 	// In-document protocols: lengths 8, 16, 32 (the 60-byte document holds
 	// 61 tokens, not 65), 64 skipped with the reason; scoring as above.
 	for _, pr := range res.Protocols[1:] {
-		if len(pr.Lengths) != 3 || len(pr.Skipped) != 1 || pr.Skipped[0].L != 64 || !strings.Contains(pr.Skipped[0].Reason, "longest: 61 of 4 documents") {
+		if len(pr.Lengths) != 3 || len(pr.Skipped) != 1 || pr.Skipped[0].L != 64 || !strings.Contains(pr.Skipped[0].Reason, "longest: 61 of 5 documents") {
 			t.Errorf("%s: %d lengths, skipped %+v", pr.Protocol, len(pr.Lengths), pr.Skipped)
 		}
 	}

@@ -154,23 +154,27 @@ func Stage(cfg Config, tokenized, trained *pipeline.Stage) *pipeline.Stage {
 }
 
 // checkHeldOut fails, before any work, if the held-out split cannot hold
-// the longest window of the protocol: L+1 tokens (L inputs, and the targets
-// shifted by one). The tokenize stage cannot check this: the window lengths
-// are not part of its config, so that changing them keeps the shards and the
+// the longest length's windows as distinct text: WindowsAt(L) x (L+1)
+// tokens (L inputs, and the targets shifted by one). Windows are drawn at
+// random offsets and may overlap, so a shorter split would still run, but
+// its windows would repeat one text and their intervals overstate what was
+// measured. The tokenize stage cannot check this: the window lengths are
+// not part of its config, so that changing them keeps the shards and the
 // trained models.
 func (c Config) checkHeldOut(info shards.Info) error {
 	L := c.Context * slices.Max(c.Multipliers)
-	need := int64(L) + 1
+	n := c.WindowsAt(L)
+	need := int64(n) * (int64(L) + 1)
 	have := info.Splits[shards.SplitHeldOut].Tokens
 	switch {
 	case have >= need:
 		return nil
 	case c.Corpus != "":
-		return fmt.Errorf("%s: the evaluation corpus %s has %d tokens (%s), but the longest evaluation window (%d x T = %d) needs %d; give a longer evaluation corpus or evaluate shorter windows (the profile's length_multipliers)",
-			c.stageName(), c.Corpus, have, info.Tokenizer, slices.Max(c.Multipliers), L, need)
+		return fmt.Errorf("%s: the evaluation corpus %s has %d tokens (%s), but %d windows of the longest length (%d x T = %d) need %d; give a longer evaluation corpus, set windows lower or evaluate shorter windows (the profile's length_multipliers)",
+			c.stageName(), c.Corpus, have, info.Tokenizer, n, slices.Max(c.Multipliers), L, need)
 	}
-	return fmt.Errorf("%s: the held-out split has %d tokens (%s), but the longest evaluation window (%d x T = %d) needs %d; hold out more text (tokenize's HeldOut or ValFraction, or a larger corpus) or evaluate shorter windows (the profile's length_multipliers)",
-		c.stageName(), have, info.Tokenizer, slices.Max(c.Multipliers), L, need)
+	return fmt.Errorf("%s: the held-out split has %d tokens (%s), but %d windows of the longest length (%d x T = %d) need %d; hold out more text (tokenize's HeldOut or ValFraction, or a larger corpus), set windows lower or evaluate shorter windows (the profile's length_multipliers)",
+		c.stageName(), have, info.Tokenizer, n, slices.Max(c.Multipliers), L, need)
 }
 
 // checkVocab fails if the shards' token ids are not the model's: another

@@ -84,7 +84,7 @@ func runWith(t *testing.T, cfg Config, tokenized, w *artifacts.Artifact) error {
 }
 
 func TestEvaluateRejectsBadInput(t *testing.T) {
-	tokenized := shardsArtifact(t, 200) // enough for 4 x 32
+	tokenized := shardsArtifact(t, 300) // enough for 2 windows of 4 x 32
 	good := NewConfig("alibi", "smoke", 32, []int{1, 2, 4}, 2, 7)
 	// Weights of another variant than claimed.
 	err := runWith(t, good, tokenized, weightsArtifact(t, "rope", "smoke", 32))
@@ -112,17 +112,17 @@ func TestEvaluateRejectsBadInput(t *testing.T) {
 // held-out split, and the stage says so before it reads the weights (these
 // claim another variant, an error that would come later).
 func TestEvaluateRejectsShortHeldOut(t *testing.T) {
-	tokenized := shardsArtifact(t, 100) // 101 tokens; 4 x 32 needs 129
+	tokenized := shardsArtifact(t, 100) // 101 tokens; 2 windows of 4 x 32 need 2 x 129
 	cfg := NewConfig("alibi", "smoke", 32, []int{1, 2, 4}, 2, 7)
 	err := runWith(t, cfg, tokenized, weightsArtifact(t, "rope", "smoke", 32))
-	for _, want := range []string{"evaluate/alibi", "held-out split has 101 tokens (bytes)", "(4 x T = 128) needs 129",
+	for _, want := range []string{"evaluate/alibi", "held-out split has 101 tokens (bytes)", "2 windows of the longest length (4 x T = 128) need 258",
 		"hold out more text", "evaluate shorter windows"} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Fatalf("a window longer than the held-out split: error %v does not say %q", err, want)
 		}
 	}
-	// The boundary: L+1 tokens are enough, L are not.
-	for have, ok := range map[int64]bool{129: true, 128: false} {
+	// The boundary: windows x (L+1) tokens are enough, one fewer is not.
+	for have, ok := range map[int64]bool{258: true, 257: false} {
 		info := shards.Info{Tokenizer: "bytes", Splits: map[string]shards.SplitInfo{shards.SplitHeldOut: {Tokens: have}}}
 		if err := cfg.checkHeldOut(info); (err == nil) != ok {
 			t.Errorf("held-out split of %d tokens for 128-token windows: %v", have, err)
@@ -139,12 +139,12 @@ func TestEvalCorpusErrors(t *testing.T) {
 	cfg.Corpus = "owt.parquet"
 	err := runWith(t, cfg, tokenized, weightsArtifact(t, "alibi", "smoke", 16))
 	for _, want := range []string{"evaluate/alibi@owt.parquet: the evaluation corpus owt.parquet has 52 tokens (bytes)",
-		"(4 x T = 64) needs 65", "give a longer evaluation corpus or evaluate shorter windows"} {
+		"2 windows of the longest length (4 x T = 64) need 130", "give a longer evaluation corpus, set windows lower or evaluate shorter windows"} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Fatalf("a too-short evaluation corpus: error %v does not say %q", err, want)
 		}
 	}
-	cfg.Multipliers = []int{1, 2}
+	cfg.Multipliers, cfg.Windows = []int{1}, 1 // fits the 52 tokens: the vocabulary check is next
 	err = runWith(t, cfg, tokenized, weightsArtifact(t, "alibi", "smoke", 16))
 	for _, want := range []string{"evaluate/alibi@owt.parquet: the evaluation corpus owt.parquet is tokenized with bytes (vocabulary 257)",
 		"trained on a vocabulary of 3", "tokenize it with the training tokenizer"} {
