@@ -110,7 +110,7 @@ func build(p Profile) (*pipeline.Plan, []runStages, error) {
 		all = append(all, evalToks[i])
 		in.EvalCorpora = append(in.EvalCorpora, report.EvalCorpus{Name: c.Name, Evaluate: map[string]*pipeline.Stage{}})
 	}
-	rep := report.Config{Profile: p.Name, Variants: variants, Commit: commit()}
+	rep := report.Config{Profile: p.Name, Variants: variants, Commit: commit(), SeedVariants: p.SeedVariants}
 	for _, c := range corpora {
 		rep.EvalCorpora = append(rep.EvalCorpora, c.Name)
 	}
@@ -123,6 +123,9 @@ func build(p Profile) (*pipeline.Plan, []runStages, error) {
 	var timed []modelspec.Config // stepspeed: each variant at the profile's seed
 	for _, v := range variants {
 		for _, seed := range seeds {
+			if seed != seeds[0] && !p.trainsEverySeed(v) {
+				continue
+			}
 			cfg := trainConfig(p, v, vocab, seed)
 			if err := cfg.Validate(); err != nil {
 				return nil, nil, fmt.Errorf("profile %s: %w", p.Name, err)
@@ -176,6 +179,12 @@ func build(p Profile) (*pipeline.Plan, []runStages, error) {
 	all = append(all, report.Stage(rep, in))
 	plan, err := pipeline.NewPlan(p.Name, all)
 	return plan, runs, err
+}
+
+// trainsEverySeed says whether variant v is trained at every seed, or only
+// at the first (Profile.SeedVariants).
+func (p Profile) trainsEverySeed(v string) bool {
+	return len(p.SeedVariants) == 0 || slices.Contains(p.SeedVariants, v)
 }
 
 // backendOf is the profile's training backend. It is part of the train

@@ -42,6 +42,12 @@ type Profile struct {
 	// train.seed keeps the plain stage names ("train/rope"), so adding seeds
 	// reuses it; the others are suffixed ("train/rope@seed2").
 	Seeds []uint64 `json:"seeds"`
+	// SeedVariants, when non-empty, are the variants trained at every seed
+	// of Seeds; the others are trained once, at the first seed, so that a
+	// profile spends its seeds on the variants its claims compare
+	// (report: a claim is judged on the seeds all its variants have).
+	// Empty: every variant at every seed.
+	SeedVariants []string `json:"seed_variants"`
 	// Backend is gomlx's backend for training: "go" (CPU, default) or
 	// "xla:/abs/path/to/pjrt_plugin.so" (GPU binary only). Empty: $GOMLX_BACKEND, else "go".
 	Backend string `json:"backend"`
@@ -78,20 +84,34 @@ func trainDefaults() modelspec.Config {
 	return modelspec.Config{LR: 2e-3, MinLR: 1e-4, WeightDecay: 0.01, Clip: 1.0, SigmaMax: 1.0, SigmaMin: 0.35, Seed: 1}
 }
 
-// cpuStepsNote justifies the cpu profile's 400 steps; it is copied into train.json.
-const cpuStepsNote = "cpu profile: 400 steps x 16 windows x 128 tokens (819K tokens), the pilot's model, kept so that " +
+// cpuV1StepsNote justifies the cpu-v1 profile's 400 steps; it is copied into train.json.
+const cpuV1StepsNote = "cpu profile: 400 steps x 16 windows x 128 tokens (819K tokens), the pilot's model, kept so that " +
 	"the native and the gomlx trainer can be compared (the pilot showed the paper's ordering after 400 steps). " +
 	"The native trainer's step time of each variant, and its ratio to rope's, is the stepspeed stage's " +
 	"(RESULTS.md, Training); gomlx took 0.8-1.0 s/step idle (~6 min per variant)."
+
+// cpuStepsNote justifies the cpu profile's training length; it is copied into train.json.
+const cpuStepsNote = "cpu profile: the design card's context T = 512 (lengths 512..65,536 = 1..128 T), the pilot's model " +
+	"(d 128, 2 layers), 400 steps x 8 windows x 512 tokens (1.6M tokens). A T = 512 pilot (2026-12-01) showed " +
+	"value transport's direction at this shape where T = 128 did not; docs/profiles.md gives the sizing."
+
+// cpuSeedVariants are the variants the cpu profile trains at every seed:
+// those of the paired claims (accumulated vs RoPE, value transport,
+// rotation-only vs ALiBi's far mass). The rest are trained at seed 1 only,
+// so that the profile fits ~1 hour of 2 cores cold (docs/profiles.md).
+var cpuSeedVariants = []string{"rope", "alibi", "random-qk", "random-qkv"}
 
 // builtin returns the built-in profiles (fresh values: callers may modify them).
 //
 //   - smoke: a seconds-scale model for CI; 240 steps so that the variants
 //     differ by percents, enough for the CI gate to see a change to one.
-//   - cpu: the pilot's model (d 128, 2 layers, 4 heads, T 128, batch 16, byte
-//     tokens), kept so that the two trainers compare; with the native trainer
-//     every default variant x 3 seeds (so that no claim rests on one seed)
-//     costs ~1 minute of 2 cores each, training and evaluation (PaTH more).
+//   - cpu: what `make reproduce` runs: the design card's T = 512 and lengths
+//     512..65,536 on the pilot's model (d 128, 2 layers, 4 heads, batch 8,
+//     byte tokens); 3 seeds for the paired claims' variants, one for the
+//     rest, 2 windows at 65,536 (equal tokens: 131K at every length).
+//   - cpu-v1: the cpu profile before 2026-12-02 (T 128, lengths
+//     128..16,384, batch 16, every default variant x 3 seeds, 16 windows),
+//     kept by name to compare with earlier results.
 //   - paper: the paper's 16 x 768, 12 heads, context 512, GPT-2 vocabulary; for GPUs.
 func builtin() map[string]Profile {
 	smoke := trainDefaults()
@@ -100,10 +120,14 @@ func builtin() map[string]Profile {
 	smoke.LR = 3e-3
 	smoke.CheckpointEvery, smoke.EvalEvery, smoke.EvalBatches = 20, 20, 2
 
-	cpu := trainDefaults()
-	cpu.DModel, cpu.Layers, cpu.Heads, cpu.DHidden = 128, 2, 4, 512
-	cpu.Context, cpu.Batch, cpu.Steps, cpu.Warmup = 128, 16, 400, 40
-	cpu.CheckpointEvery, cpu.EvalEvery, cpu.EvalBatches = 50, 50, 4
+	cpuV1 := trainDefaults()
+	cpuV1.DModel, cpuV1.Layers, cpuV1.Heads, cpuV1.DHidden = 128, 2, 4, 512
+	cpuV1.Context, cpuV1.Batch, cpuV1.Steps, cpuV1.Warmup = 128, 16, 400, 40
+	cpuV1.CheckpointEvery, cpuV1.EvalEvery, cpuV1.EvalBatches = 50, 50, 4
+	cpuV1.StepsNote = cpuV1StepsNote
+
+	cpu := cpuV1
+	cpu.Context, cpu.Batch = 512, 8
 	cpu.StepsNote = cpuStepsNote
 
 	paper := trainDefaults()
@@ -124,7 +148,12 @@ func builtin() map[string]Profile {
 			Theory: theory.SmokeConfig(), KernelSpeedCount: 1, KernelSpeedLengths: []int{1024}, StepSpeedRounds: 2, StepSpeedSteps: 1,
 		},
 		"cpu": {
-			Name: "cpu", Tokenizer: "bytes", Train: cpu, Seeds: []uint64{1, 2, 3},
+			Name: "cpu", Tokenizer: "bytes", Train: cpu, Seeds: []uint64{1, 2, 3}, SeedVariants: slices.Clone(cpuSeedVariants),
+			LengthMultipliers: long, Windows: 2, EvalSeed: 7, EvalProtocols: []string{"sliding:256"}, Theory: theory.CPUConfig(), KernelSpeedCount: 5, KernelSpeedLengths: []int{1024, 4096},
+			StepSpeedRounds: 5, StepSpeedSteps: 2,
+		},
+		"cpu-v1": {
+			Name: "cpu-v1", Tokenizer: "bytes", Train: cpuV1, Seeds: []uint64{1, 2, 3},
 			LengthMultipliers: long, Windows: 16, EvalSeed: 7, EvalProtocols: []string{"sliding:64"}, Theory: theory.CPUConfig(), KernelSpeedCount: 5, KernelSpeedLengths: []int{1024, 4096},
 			StepSpeedRounds: 7, StepSpeedSteps: 3,
 		},
@@ -250,6 +279,18 @@ func (p Profile) validate() error {
 	for i, s := range p.Seeds {
 		if slices.Contains(p.Seeds[:i], s) {
 			return fmt.Errorf("profile %s: seeds %v names seed %d twice; list each seed once", p.Name, p.Seeds, s)
+		}
+	}
+	if len(p.SeedVariants) > 0 {
+		// Named but not trained is fine (a sweep's variants may leave some
+		// out); a name the registry lacks is a typo to report.
+		for _, v := range p.SeedVariants {
+			if _, err := modelspec.LookupVariant(v); err != nil {
+				return fmt.Errorf("profile %s: seed_variants: %w", p.Name, err)
+			}
+		}
+		if len(p.Seeds) < 2 {
+			return fmt.Errorf("profile %s: seed_variants %v needs at least two seeds (seeds %v); set seeds or drop seed_variants", p.Name, p.SeedVariants, p.Seeds)
 		}
 	}
 	if p.Train.Variant != "" || p.Train.Profile != "" || p.Train.Vocab != 0 || p.Train.Backend != "" {

@@ -46,7 +46,7 @@ func TestDefaultsTableCoversEveryKey(t *testing.T) {
 			t.Errorf("defaults table has no row for %s", p)
 		}
 	}
-	if !strings.Contains(table, "| `train.d_model` | 128 | 768 | 32 |") {
-		t.Errorf("train.d_model row wrong (want cpu 128, paper 768, smoke 32):\n%s", table)
+	if !strings.Contains(table, "| `train.d_model` | 128 | 128 | 768 | 32 |") {
+		t.Errorf("train.d_model row wrong (want cpu 128, cpu-v1 128, paper 768, smoke 32):\n%s", table)
 	}
 }

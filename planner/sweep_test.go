@@ -194,7 +194,7 @@ func TestStudyFiles(t *testing.T) {
 		if len(cfg.Points) != tc.points || !slices.Equal(cfg.Seeds, []uint64{1, 2}) || len(cfg.Points[0].Runs) != 4 {
 			t.Errorf("%s: %d points (want %d), seeds %v, %d runs a point", tc.file, len(cfg.Points), tc.points, cfg.Seeds, len(cfg.Points[0].Runs))
 		}
-		if want := map[string]string{"gap": "cpu", "scale": "cpu", "smoke": "smoke"}[tc.file]; cfg.Profile != want {
+		if want := map[string]string{"gap": "cpu-v1", "scale": "cpu-v1", "smoke": "smoke"}[tc.file]; cfg.Profile != want {
 			t.Errorf("%s: profile %s, want %s", tc.file, cfg.Profile, want)
 		}
 	}

@@ -41,7 +41,7 @@ commands:
                        compare two benchmark files (benchstat-style)
 
 common flags (after the command):
-  --profile NAME       smoke | cpu | paper (default cpu)
+  --profile NAME       smoke | cpu | cpu-v1 | paper (default cpu)
   --config FILE        JSON overrides of the profile's fields
   --set KEY=VALUE      override one field after --config; repeatable. KEY is the JSON path
                        (windows, train.sigma_min, theory.seed) or a training knob's bare name

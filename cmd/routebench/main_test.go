@@ -32,7 +32,7 @@ func TestBadInputErrors(t *testing.T) {
 	}{
 		{"no command", nil, "no command"},
 		{"unknown command", []string{"frobnicate"}, `unknown command "frobnicate"`},
-		{"unknown profile", []string{"status", "--profile", "huge", "--store", store}, `unknown profile "huge" (choose one of: cpu, paper, smoke)`},
+		{"unknown profile", []string{"status", "--profile", "huge", "--store", store}, `unknown profile "huge" (choose one of: cpu, cpu-v1, paper, smoke)`},
 		{"malformed config", []string{"status", "--config", bad, "--store", store}, "is malformed"},
 		{"unknown config field", []string{"status", "--config", typo, "--store", store}, `unknown field "windowz"`},
 		{"missing config", []string{"status", "--config", filepath.Join(dir, "nope.json"), "--store", store}, "nope.json"},
