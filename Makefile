@@ -11,7 +11,7 @@ PROFILE ?= cpu
 BENCH_DIR := .routebench/bench
 GO_SOURCES := $(shell find . -name '*.go' -not -path './.cache/*' -not -path './.routebench/*') go.mod go.sum pipeline/moddeps.json
 
-.PHONY: all setup modules moddeps corpus build gpu-binary gpu-bundle gpu-check-dryrun key-parity test-xla portable bench-paper-eval reproduce smoke gate baseline sweep-smoke study-gap study-scale test test-short test-slurm slurm-packages bench bench-compare clean clean-store
+.PHONY: all setup modules moddeps corpus build gpu-binary gpu-bundle gpu-check-dryrun key-parity test-xla portable bench-paper-eval reproduce smoke gate baseline sweep-smoke study-gap study-scale study-scale-512 test test-short test-slurm slurm-packages bench bench-compare clean clean-store
 
 all: build
 
@@ -101,16 +101,24 @@ sweep-smoke: setup $(BIN)
 	@grep -q '^| `sigma_min=0.2` | random-qk |' .routebench/sweep-smoke/STUDY-smoke.md || { echo "sweep-smoke: STUDY-smoke.md lacks its points"; exit 1; }
 
 # The spectral-gap study: sigma_min 0.05, 0.1, 0.2, 0.35 x random-qk,
-# random-qkv x seeds 1, 2 on the cpu profile (16 models, 2 of them the cpu
+# random-qkv x seeds 1, 2 on the cpu-v1 profile (T = 128) (16 models, 2 of them the cpu
 # profile's own); ~15-20 min on 2 cores (estimated). Writes STUDY-gap.md.
 study-gap: setup $(BIN)
 	./$(BIN) sweep --file sweeps/gap.json
 
 # The scale study: d_model 64/128/256 (heads and d_hidden scaled, head
-# size 32) x 200/400/800 steps x the same pair x seeds 1, 2 on the cpu
-# profile (36 models); ~1-1.5 h on 2 cores (estimated). Writes STUDY-scale.md.
+# size 32) x 200/400/800 steps x the same pair x seeds 1, 2 on the cpu-v1
+# profile (T = 128; 36 models); ~1-1.5 h on 2 cores (estimated). Writes STUDY-scale.md.
 study-scale: setup $(BIN)
 	./$(BIN) sweep --file sweeps/scale.json
+
+# The scale study at the cpu profile's T = 512: d_model 64/128 (head size
+# 32) x 200/400 steps x random-qk, random-qkv x seeds 1-3, lengths to
+# 65,536 (24 models; the d_model 128 x 400 point is the cpu profile's own,
+# cached by make reproduce). Writes STUDY-scale-512.md; `routebench plan
+# --sweep sweeps/scale-512.json` estimates its time.
+study-scale-512: setup $(BIN)
+	./$(BIN) sweep --file sweeps/scale-512.json
 
 # test-slurm: the Slurm executor against a real one-node Slurm started in a
 # temp dir (scripts/test-slurm.sh; docs/cluster.md); needs root for apt-get

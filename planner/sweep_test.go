@@ -174,12 +174,14 @@ func TestSweepErrors(t *testing.T) {
 
 // The study files in sweeps/ load and expand (nothing runs): the gap study
 // is sigma_min over 4 values, the scale study 3 sizes x 3 step counts, both
-// random-qk and random-qkv over 2 seeds on the cpu profile.
+// random-qk and random-qkv over 2 seeds on the cpu-v1 profile (T = 128);
+// scale-512 2 sizes x 2 step counts over 3 seeds on the cpu profile.
 func TestStudyFiles(t *testing.T) {
 	for _, tc := range []struct {
 		file   string
 		points int
-	}{{"gap", 4}, {"scale", 9}, {"smoke", 2}} {
+		seeds  []uint64
+	}{{"gap", 4, []uint64{1, 2}}, {"scale", 9, []uint64{1, 2}}, {"smoke", 2, []uint64{1, 2}}, {"scale-512", 4, []uint64{1, 2, 3}}} {
 		sw, err := LoadSweep(filepath.Join("..", "sweeps", tc.file+".json"))
 		if err != nil {
 			t.Fatal(err)
@@ -191,10 +193,10 @@ func TestStudyFiles(t *testing.T) {
 		}
 		st, _ := plan.Stage("study")
 		cfg := st.Config.(study.Config)
-		if len(cfg.Points) != tc.points || !slices.Equal(cfg.Seeds, []uint64{1, 2}) || len(cfg.Points[0].Runs) != 4 {
+		if len(cfg.Points) != tc.points || !slices.Equal(cfg.Seeds, tc.seeds) || len(cfg.Points[0].Runs) != 2*len(tc.seeds) {
 			t.Errorf("%s: %d points (want %d), seeds %v, %d runs a point", tc.file, len(cfg.Points), tc.points, cfg.Seeds, len(cfg.Points[0].Runs))
 		}
-		if want := map[string]string{"gap": "cpu-v1", "scale": "cpu-v1", "smoke": "smoke"}[tc.file]; cfg.Profile != want {
+		if want := map[string]string{"gap": "cpu-v1", "scale": "cpu-v1", "smoke": "smoke", "scale-512": "cpu"}[tc.file]; cfg.Profile != want {
 			t.Errorf("%s: profile %s, want %s", tc.file, cfg.Profile, want)
 		}
 	}
