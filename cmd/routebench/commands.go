@@ -38,6 +38,12 @@ func (c *common) runAll(ctx context.Context, label string) (*pipeline.Result, er
 	if err != nil {
 		return nil, err
 	}
+	// The estimate first, so that a user can stop a run longer than
+	// expected before it starts.
+	if _, done, err := r.Status(plan); err == nil {
+		_, pe := estimatePlan(plan, done, false)
+		fmt.Fprintf(os.Stderr, "%s%s: %s\n", label, plan.Profile, estimateLine(pe))
+	}
 	start := time.Now()
 	res, err := r.Run(ctx, plan)
 	if err != nil {
