@@ -47,3 +47,20 @@ func TestPlanEstimates(t *testing.T) {
 		}
 	}
 }
+
+// plan --sweep prices a sweep's stages by the same code: every point's
+// stages and the study.
+func TestPlanEstimatesSweep(t *testing.T) {
+	file, store := sweepFixture(t)
+	out := planFor(t, "--sweep", file, "--store", store)
+	kinds := map[string]bool{}
+	for _, s := range out.Stages {
+		if s.EstimateSec <= 0 {
+			t.Errorf("%s: estimate %v s, want > 0", s.Name, s.EstimateSec)
+		}
+		kinds[s.Kind] = true
+	}
+	if !kinds["train"] || !kinds["evaluate"] || !kinds["study"] || out.Estimate.TotalSec <= 0 {
+		t.Errorf("sweep plan: kinds %v, total %v s; want train, evaluate and study stages priced", kinds, out.Estimate.TotalSec)
+	}
+}
