@@ -39,12 +39,8 @@ func (c *common) runAll(ctx context.Context, label string) (*pipeline.Result, er
 		return nil, err
 	}
 	// The estimate first, so that a user can stop a run longer than
-	// expected before it starts. It is advice: a Status error is left for
-	// Run to report with its context.
-	if _, done, err := r.Status(plan); err == nil {
-		_, pe := estimatePlan(plan, done, false)
-		fmt.Fprintf(os.Stderr, "%s%s: %s\n", label, plan.Profile, estimateLine(pe))
-	}
+	// expected before it starts.
+	writeRunEstimate(os.Stderr, label, r, plan)
 	start := time.Now()
 	res, err := r.Run(ctx, plan)
 	if err != nil {

@@ -72,6 +72,15 @@ func estimateLine(pe planEstimate) string {
 		cost.Duration(pe.ToRunSec), cost.Duration(pe.TotalSec), pe.Assumption, calibrationSummary(pe.Calibration))
 }
 
+// writeRunEstimate is the line reproduce and sweep print before they run.
+// It is advice: a Status error is left for Run to report with its context.
+func writeRunEstimate(w io.Writer, label string, r *pipeline.Runner, plan *pipeline.Plan) {
+	if _, done, err := r.Status(plan); err == nil {
+		_, pe := estimatePlan(plan, done, false)
+		fmt.Fprintf(w, "%s%s: %s\n", label, plan.Profile, estimateLine(pe))
+	}
+}
+
 // calibrationSummary lists the calibrations used and how many stages each priced.
 func calibrationSummary(m map[string]int) string {
 	var parts []string

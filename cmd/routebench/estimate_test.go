@@ -64,3 +64,18 @@ func TestPlanEstimatesSweep(t *testing.T) {
 		t.Errorf("sweep plan: kinds %v, total %v s; want train, evaluate and study stages priced", kinds, out.Estimate.TotalSec)
 	}
 }
+
+// reproduce and sweep open with the estimate's line (runAll prints it
+// before the plan runs).
+func TestRunEstimateLine(t *testing.T) {
+	file, store := sweepFixture(t)
+	_, r, plan, err := parseAndSetup("sweep", []string{"--sweep", file, "--store", store})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	writeRunEstimate(&buf, "", r, plan)
+	if line := buf.String(); !strings.HasPrefix(line, plan.Profile+": estimate: ") || !strings.Contains(line, "to run now") || strings.Count(line, "\n") != 1 {
+		t.Errorf("run estimate line %q: want one line %q...", line, plan.Profile+": estimate: ")
+	}
+}
