@@ -38,6 +38,9 @@ func (c *common) runAll(ctx context.Context, label string) (*pipeline.Result, er
 	if err != nil {
 		return nil, err
 	}
+	// The estimate first, so that a user can stop a run longer than
+	// expected before it starts.
+	writeRunEstimate(os.Stderr, label, r, plan)
 	start := time.Now()
 	res, err := r.Run(ctx, plan)
 	if err != nil {

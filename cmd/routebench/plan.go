@@ -31,21 +31,29 @@ type planStage struct {
 	// same command unquoted.
 	Command string   `json:"command"`
 	Argv    []string `json:"argv"`
+	// EstimateSec is the stage's estimated wall time on this machine
+	// (planner/cost), EstimateCal the calibration that priced it.
+	EstimateSec float64 `json:"estimate_seconds"`
+	EstimateCal string  `json:"estimate_calibration"`
 }
 
 type planOutput struct {
-	Profile string      `json:"profile"`
-	Store   string      `json:"store"`
-	Dir     string      `json:"dir"` // where the commands run (relative --config, --corpus and --eval-corpus paths)
-	Levels  int         `json:"levels"`
-	Stages  []planStage `json:"stages"`
+	Profile  string       `json:"profile"`
+	Store    string       `json:"store"`
+	Dir      string       `json:"dir"` // where the commands run (relative --config, --corpus and --eval-corpus paths)
+	Levels   int          `json:"levels"`
+	Stages   []planStage  `json:"stages"`
+	Estimate planEstimate `json:"estimate"`
 }
 
 func cmdPlan(args []string) error { return writePlan(os.Stdout, args) }
 
 func writePlan(w io.Writer, args []string) error {
-	var asJSON bool
-	c, err := parseCommonWith("plan", args, func(fs *flag.FlagSet) { fs.BoolVar(&asJSON, "json", false, "print JSON") })
+	var asJSON, builtinCost bool
+	c, err := parseCommonWith("plan", args, func(fs *flag.FlagSet) {
+		fs.BoolVar(&asJSON, "json", false, "print JSON")
+		fs.BoolVar(&builtinCost, "builtin-cost", false, "estimate with the built-in constants, not the store's recorded times")
+	})
 	if err != nil {
 		return err
 	}
@@ -64,7 +72,8 @@ func writePlan(w io.Writer, args []string) error {
 	if err != nil {
 		return fmt.Errorf("plan: the working directory, where the commands run: %w", err)
 	}
-	out := planOutput{Profile: plan.Profile, Store: r.Store.Root(), Dir: dir}
+	est, pe := estimatePlan(plan, done, builtinCost)
+	out := planOutput{Profile: plan.Profile, Store: r.Store.Root(), Dir: dir, Estimate: pe}
 	level := map[string]int{}
 	for i, s := range plan.Stages { // inputs come first (pipeline.NewPlan)
 		ps := planStage{Name: s.Name, Kind: s.Kind, Inputs: []string{}, Cached: lines[i].Cached}
@@ -82,6 +91,7 @@ func writePlan(w io.Writer, args []string) error {
 		}
 		ps.Argv = c.runArgv(s.Name, r.Store.Root())
 		ps.Command = shellJoin(ps.Argv)
+		ps.EstimateSec, ps.EstimateCal = est[i].Seconds, est[i].Calibration
 		out.Stages = append(out.Stages, ps)
 	}
 	if asJSON {
@@ -99,6 +109,8 @@ func writePlan(w io.Writer, args []string) error {
 		}
 		fmt.Fprintf(w, "  level %d: %s\n", l, strings.Join(names, " "))
 	}
+	writeEstimates(w, est, done)
+	fmt.Fprintln(w, estimateLine(pe))
 	return nil
 }
 

@@ -1,0 +1,323 @@
+// Package cost estimates how long a plan's stages take on this machine
+// before they run: a flop count per stage from its config (train and
+// evaluate from the model's shape, stepspeed and kernelspeed from what they
+// time), turned into seconds by a calibration fitted on the stage times the
+// store recorded, or by built-in constants measured on the 2-core dev
+// machine.
+//
+// It only reads stage configs and run records. No stage may import it and
+// it must never change a stage's config: an estimate is advice, and a key
+// that moved with the cost model would recompute the whole store.
+package cost
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"time"
+
+	"routebench/modelspec"
+	"routebench/pipeline"
+	"routebench/stages/evaluate"
+	"routebench/stages/kernelspeed"
+	"routebench/stages/stepspeed"
+)
+
+// Variant classes: the families whose training and evaluation run at
+// different speeds per flop.
+const (
+	ClassBase = "base" // nope, rope, alibi, random-*: a fixed rotation or none
+	ClassProj = "proj" // learned tables and angle projections: gradients through the angles
+	ClassPaTH = "path" // Householder transport (path, path-fox)
+)
+
+// ClassOf is a variant's cost class; an unknown variant is priced as base.
+func ClassOf(variant string) string {
+	v, err := modelspec.LookupVariant(variant)
+	switch {
+	case err != nil:
+		return ClassBase
+	case v.Householder:
+		return ClassPaTH
+	case v.Learned || v.AngleProj:
+		return ClassProj
+	}
+	return ClassBase
+}
+
+// LayerParams is the number of non-embedding parameters of one block: the
+// four attention projections, the MLP and what the variant adds (PaTH's
+// transport, the angle projection). Norms and biases are left out (under
+// 1% at every built-in shape).
+func LayerParams(c modelspec.Config) float64 {
+	d := c.DModel
+	n := 4*d*d + 2*d*c.DHidden
+	if v, err := modelspec.LookupVariant(c.Variant); err == nil {
+		if v.Householder {
+			n += modelspec.PathParams(d, c.Heads, v.ForgetGate)
+		}
+		if v.AngleProj {
+			n += modelspec.AngleProjParams(d, c.Heads)
+		}
+	}
+	return float64(n)
+}
+
+// TrainFlops is the work of training c: per token 6 x non-embedding
+// params (forward and backward), 6 x layers x T x d_model for causal
+// attention (QK^T and AV, 2 x 2 x T x d forward over half the pairs,
+// times 3 with the backward) and 6 x d_model x vocab for the LM head.
+func TrainFlops(c modelspec.Config) float64 {
+	T, d, L := float64(c.Context), float64(c.DModel), float64(c.Layers)
+	perToken := 6*L*LayerParams(c) + 6*L*T*d + 6*d*float64(c.Vocab)
+	return float64(c.Steps) * float64(c.Batch) * T * perToken
+}
+
+// ForwardFlops is one forward pass over a window of length n: per layer
+// 2 x n x params and 2 x (n^2/2) x d_model x 2 for causal QK^T and AV,
+// plus the head; attn multiplies the attention part (PaTH's transport).
+func ForwardFlops(m modelspec.Config, n int, attn float64) float64 {
+	N, d, L := float64(n), float64(m.DModel), float64(m.Layers)
+	return L*(2*N*LayerParams(m)+attn*2*N*N*d) + 2*N*d*float64(m.Vocab)
+}
+
+// pathAttention is how much more PaTH's attention costs per flop of the
+// plain kernel: kernelspeed measured path at 124.5 GFLOP/s against rope's
+// 220 at L=4096 while doing 2x the flops, 2 x 220/124.5 = 3.5.
+const pathAttention = 3.5
+
+// EvalFlops is the work of evaluating model m under c: at every length
+// WindowsAt(L) forward passes, plus the far-mass diagnostic, which
+// recomputes attention on FarWindows windows per length (priced as one
+// more forward of those). Sliding protocols reuse the primary windows'
+// passes and cost nothing here.
+func EvalFlops(c evaluate.Config, m modelspec.Config) float64 {
+	attn := 1.0
+	if ClassOf(m.Variant) == ClassPaTH {
+		attn = pathAttention
+	}
+	var f float64
+	for _, mult := range c.Multipliers {
+		n := c.Context * mult
+		w := c.WindowsAt(n) + min(c.FarWindows, c.WindowsAt(n))
+		f += float64(w) * ForwardFlops(m, n, attn)
+	}
+	return f
+}
+
+// KernelFlops is the attention work kernelspeed times: Count repetitions
+// of each kernel at each length, ~4 L^2 x heads x d_head for QK^T and AV;
+// the constant folds in how many kernels it compares.
+func KernelFlops(c kernelspeed.Config) float64 {
+	var f float64
+	for _, n := range c.Lengths {
+		f += 4 * float64(n) * float64(n) * float64(c.Heads*c.DHead)
+	}
+	return float64(c.Count) * f
+}
+
+// StepFlops is the training work stepspeed times: Rounds x Steps steps of
+// each run.
+func StepFlops(c stepspeed.Config) float64 {
+	var f float64
+	for _, r := range c.Runs {
+		if r.Steps > 0 {
+			f += TrainFlops(r) / float64(r.Steps) * float64(c.Rounds*c.Steps)
+		}
+	}
+	return f
+}
+
+// Work is what a stage costs before calibration: its flops (0 for a stage
+// priced as a constant) and the class its seconds per flop are fitted by.
+type Work struct {
+	Kind, Class string
+	Flops       float64
+}
+
+// group is the calibration bucket of w: kind and class.
+func (w Work) group() string { return w.Kind + "/" + w.Class }
+
+// WorkOf prices one stage of a plan from its config. Evaluate reads its
+// model's shape from its train input.
+func WorkOf(s *pipeline.Stage) Work {
+	switch cfg := s.Config.(type) {
+	case modelspec.Config:
+		return Work{Kind: s.Kind, Class: ClassOf(cfg.Variant), Flops: TrainFlops(cfg)}
+	case evaluate.Config:
+		for _, in := range s.Inputs {
+			if m, ok := in.Stage.Config.(modelspec.Config); ok {
+				return Work{Kind: s.Kind, Class: ClassOf(m.Variant), Flops: EvalFlops(cfg, m)}
+			}
+		}
+	case kernelspeed.Config:
+		return Work{Kind: s.Kind, Class: ClassBase, Flops: KernelFlops(cfg)}
+	case stepspeed.Config:
+		return Work{Kind: s.Kind, Class: ClassBase, Flops: StepFlops(cfg)}
+	}
+	return Work{Kind: s.Kind, Class: ClassBase}
+}
+
+// Rate converts a group's work into seconds: Seconds per flop plus
+// Overhead, or Overhead alone for a stage without a flop count.
+type Rate struct {
+	SecPerFlop, Overhead float64
+	Source               string // "store: N entries" or "built-in"
+}
+
+func (r Rate) seconds(w Work) float64 { return r.Overhead + w.Flops*r.SecPerFlop }
+
+// DevCores is the core count of the machine the built-in constants were
+// measured on (AMD EPYC, 2 cores, 2026-12-01).
+const DevCores = 2
+
+// builtin holds the dev machine's rates, derived with the formulas above
+// from the cpu profile's measured times (d 128, 2 layers, 4 heads, d_hidden
+// 512, vocab 257, T 128, batch 16, 400 steps, 2 cores, cold reproduce of
+// 2026-12-01, RESULTS.md's stage table):
+//
+//   - train: 2.26e12 flops per base model; the base variants trained in
+//     24-36 s, median 28 s: 87 GFLOP/s with 2 s fixed (start-up, the
+//     checkpoints and held-out evals are in the rate). That predicts 65 s
+//     for the pilot at T=512, batch 8 (5.48e12 flops), measured 73 s: the
+//     rate is good to ~10% across shapes, not better. learned and proj
+//     (27-29 s for a few % more flops) are priced 1.05x base per flop;
+//     PaTH (2.29e12 flops, 38-40 s here, ~45 s in a busier run; its step
+//     measured 1.55-1.71x RoPE's) 1.5x.
+//   - evaluate: 6.9e12 flops per base model (lengths 128..16,384,
+//     16 x 16,384 tokens at each, 4 far-mass windows), 39-46 s: 180
+//     GFLOP/s with 4 s fixed (loading shards and weights). PaTH: 2.0e13
+//     flops (its attention 3.5x) in 117-131 s, priced at 1.03x the base
+//     rate per flop.
+//   - stepspeed: 7 rounds x 3 steps of 11 runs, 1.3e12 flops, 21 s: the
+//     train rate and 6 s fixed (building 11 models).
+//   - kernelspeed: 5 x 4 x 4 x 32 x (1024^2 + 4096^2) = 4.6e10 flops of
+//     one reference kernel, 72 s for its several kernels and warm-ups:
+//     priced per flop of that reference, no fixed part.
+//   - theory 27 s; tokenize (the default corpus), report and a sweep's
+//     study a second or two.
+var builtin = map[string]Rate{
+	"train/" + ClassBase:       {SecPerFlop: 1 / 87e9, Overhead: 2},
+	"train/" + ClassProj:       {SecPerFlop: 1.05 / 87e9, Overhead: 2},
+	"train/" + ClassPaTH:       {SecPerFlop: 1.5 / 87e9, Overhead: 2},
+	"evaluate/" + ClassBase:    {SecPerFlop: 1 / 180e9, Overhead: 4},
+	"evaluate/" + ClassProj:    {SecPerFlop: 1 / 180e9, Overhead: 4},
+	"evaluate/" + ClassPaTH:    {SecPerFlop: 1.03 / 180e9, Overhead: 4},
+	"stepspeed/" + ClassBase:   {SecPerFlop: 1 / 87e9, Overhead: 6},
+	"kernelspeed/" + ClassBase: {SecPerFlop: 72 / 4.6e10},
+	"theory/" + ClassBase:      {Overhead: 27},
+	"tokenize/" + ClassBase:    {Overhead: 1},
+	"report/" + ClassBase:      {Overhead: 2},
+	"study/" + ClassBase:       {Overhead: 2},
+}
+
+// Calibration maps a stage's work to seconds on this machine.
+type Calibration struct {
+	Cores int
+	rates map[string]Rate
+}
+
+// Builtin is the dev machine's constants scaled to cores: the stages use
+// every core (GOMAXPROCS), so twice the cores is taken as half the time.
+func Builtin(cores int) Calibration {
+	cores = max(cores, 1)
+	rates := map[string]Rate{}
+	for g, r := range builtin {
+		s := float64(DevCores) / float64(cores)
+		rates[g] = Rate{SecPerFlop: r.SecPerFlop * s, Overhead: r.Overhead * s, Source: "built-in"}
+	}
+	return Calibration{Cores: cores, rates: rates}
+}
+
+// Record is one cached stage's recorded run: the stage as planned (its
+// config) and its run.json.
+type Record struct {
+	Stage *pipeline.Stage
+	Run   pipeline.RunInfo
+}
+
+// Fit is the built-in calibration with every group that has records
+// replaced by the store's own: seconds per flop the median of wall/flops
+// over that group's records (a stage without flops: the median wall time),
+// no fixed part, so that a recorded config is reproduced exactly and
+// another scales by its flop ratio. A record made on another core count is
+// scaled to cores first.
+func Fit(records []Record, cores int) Calibration {
+	cal := Builtin(cores)
+	samples := map[string][]float64{}
+	perFlop := map[string]bool{}
+	for _, r := range records {
+		w := WorkOf(r.Stage)
+		wall := r.Run.WallSec
+		if r.Run.Cores > 0 {
+			wall *= float64(r.Run.Cores) / float64(cal.Cores)
+		}
+		if w.Flops > 0 {
+			wall /= w.Flops
+			perFlop[w.group()] = true
+		}
+		samples[w.group()] = append(samples[w.group()], wall)
+	}
+	for g, xs := range samples {
+		src := fmt.Sprintf("store: %d entries", len(xs))
+		if len(xs) == 1 {
+			src = "store: 1 entry"
+		}
+		if perFlop[g] {
+			cal.rates[g] = Rate{SecPerFlop: median(xs), Source: src}
+		} else {
+			cal.rates[g] = Rate{Overhead: median(xs), Source: src}
+		}
+	}
+	return cal
+}
+
+func median(xs []float64) float64 {
+	s := slices.Clone(xs)
+	sort.Float64s(s)
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
+}
+
+// Estimate is one stage's predicted wall time.
+type Estimate struct {
+	Stage       string
+	Work        Work
+	Seconds     float64
+	Calibration string // "store: 33 entries" or "built-in"
+}
+
+// Stage prices one stage. A group neither the store nor the built-in
+// table knows (a new stage kind) is priced at 0 s and says so.
+func (c Calibration) Stage(s *pipeline.Stage) Estimate {
+	w := WorkOf(s)
+	r, ok := c.rates[w.group()]
+	if !ok {
+		r, ok = c.rates[w.Kind+"/"+ClassBase]
+	}
+	if !ok {
+		return Estimate{Stage: s.Name, Work: w, Calibration: "unknown stage kind " + w.Kind + ": not priced"}
+	}
+	return Estimate{Stage: s.Name, Work: w, Seconds: r.seconds(w), Calibration: r.Source}
+}
+
+// Plan prices every stage of plan, in plan order, and the total: the
+// stages run one after another, each on every core.
+func (c Calibration) Plan(plan *pipeline.Plan) ([]Estimate, float64) {
+	var est []Estimate
+	var total float64
+	for _, s := range plan.Stages {
+		e := c.Stage(s)
+		est = append(est, e)
+		total += e.Seconds
+	}
+	return est, total
+}
+
+// Duration renders seconds as a wall time rounded to the second.
+func Duration(sec float64) string {
+	return (time.Duration(sec * float64(time.Second))).Round(time.Second).String()
+}

@@ -1,0 +1,208 @@
+package cost
+
+import (
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"routebench/modelspec"
+	"routebench/pipeline"
+	"routebench/planner"
+	"routebench/stages/evaluate"
+)
+
+// tiny is a config small enough to count by hand.
+func tiny() modelspec.Config {
+	return modelspec.Config{Variant: "nope", Vocab: 10, DModel: 8, Layers: 1, Heads: 2, DHidden: 16, Context: 4, Batch: 2, Steps: 3}
+}
+
+func near(got, want, rel float64) bool { return math.Abs(got-want) <= rel*math.Abs(want) }
+
+// The formulas against a hand count of the tiny config: 512 block params
+// (4 x 8^2 + 2 x 8 x 16); per token 6 x 512 + 6 x 4 x 8 (attention at
+// T 4) + 6 x 8 x 10 (head) = 3744; 3 steps x 2 x 4 tokens.
+func TestFlopsByHand(t *testing.T) {
+	m := tiny()
+	if got := LayerParams(m); got != 512 {
+		t.Errorf("LayerParams = %v, want 512", got)
+	}
+	if got := TrainFlops(m); got != 3*2*4*3744 {
+		t.Errorf("TrainFlops = %v, want %v", got, 3*2*4*3744)
+	}
+	// One window of 4: 2 x 4 x 512 + 2 x 16 x 8 (QK^T, AV over the
+	// causal half) + 2 x 4 x 8 x 10 = 4992.
+	if got := ForwardFlops(m, 4, 1); got != 4992 {
+		t.Errorf("ForwardFlops(4) = %v, want 4992", got)
+	}
+	// Lengths 4 and 8, 1 window at the longest, equal tokens, 1 far-mass
+	// window: at 4, 2 windows + 1 diagnostic of 4992; at 8, 1 + 1 of
+	// 2 x 8 x 512 + 2 x 64 x 8 + 2 x 8 x 8 x 10 = 10496.
+	ev := evaluate.Config{Variant: "nope", Context: 4, Multipliers: []int{1, 2}, Windows: 1, EqualTokens: true, FarWindows: 1}
+	if got, want := EvalFlops(ev, m), 3*4992.0+2*10496; got != want {
+		t.Errorf("EvalFlops = %v, want %v", got, want)
+	}
+	// PaTH's block carries its transport's parameters, its attention 3.5x.
+	p := m
+	p.Variant = "path"
+	if got, want := LayerParams(p), 512.0+float64(modelspec.PathParams(8, 2, false)); got != want {
+		t.Errorf("LayerParams(path) = %v, want %v", got, want)
+	}
+	if got, want := ForwardFlops(p, 4, pathAttention)-ForwardFlops(p, 4, 1), 2.5*2*16*8; got != want {
+		t.Errorf("PaTH's extra attention = %v, want %v", got, want)
+	}
+}
+
+func TestClassOf(t *testing.T) {
+	for v, want := range map[string]string{"nope": ClassBase, "rope": ClassBase, "random-qkv-alibi": ClassBase,
+		"learned-qk": ClassProj, "learned-proj-qkv": ClassProj, "path": ClassPaTH, "path-fox": ClassPaTH, "no-such": ClassBase} {
+		if got := ClassOf(v); got != want {
+			t.Errorf("ClassOf(%s) = %s, want %s", v, got, want)
+		}
+	}
+}
+
+func cpuConfig(t *testing.T, variant string) modelspec.Config {
+	t.Helper()
+	c, err := planner.TrainConfig("cpu", variant)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// Twice the steps is about twice the training time (the fixed part aside),
+// and at long lengths a window's cost is its L^2 attention: doubling the
+// length nearly quadruples it (linear terms alone would double it).
+func TestScaling(t *testing.T) {
+	cal := Builtin(DevCores)
+	c := cpuConfig(t, "rope")
+	one := cal.Stage(&pipeline.Stage{Name: "train/rope", Kind: "train", Config: c}).Seconds
+	c.Steps *= 2
+	two := cal.Stage(&pipeline.Stage{Name: "train/rope", Kind: "train", Config: c}).Seconds
+	if r := two / one; r < 1.85 || r > 2 {
+		t.Errorf("2x steps: %.1fs -> %.1fs (x%.2f), want ~2x", one, two, r)
+	}
+	if r := ForwardFlops(c, 32768, 1) / ForwardFlops(c, 16384, 1); r < 3.5 {
+		t.Errorf("forward at 32768 / at 16384 = %.2f, want near 4 (the L^2 term dominating)", r)
+	}
+	if r := ForwardFlops(c, 256, 1) / ForwardFlops(c, 128, 1); r > 2.5 {
+		t.Errorf("forward at 256 / at 128 = %.2f, want near 2 (the linear terms dominating)", r)
+	}
+}
+
+// train/<v> stages as a plan names them, each with a recorded run.
+func record(c modelspec.Config, wall float64, cores int) Record {
+	return Record{Stage: &pipeline.Stage{Name: "train/" + c.Variant, Kind: "train", Config: c},
+		Run: pipeline.RunInfo{Stage: "train/" + c.Variant, WallSec: wall, Cores: cores}}
+}
+
+// A fit on one recorded run gives that run's time back for its config and
+// scales by the flop ratio for another; records of other cores, and of
+// other classes, do not leak into a group.
+func TestFitFromStore(t *testing.T) {
+	c := cpuConfig(t, "rope")
+	recs := []Record{record(c, 30, 2), record(cpuConfig(t, "path"), 500, 2)}
+	cal := Fit(recs, 2)
+	got := cal.Stage(recs[0].Stage)
+	if !near(got.Seconds, 30, 1e-12) || got.Calibration != "store: 1 entry" {
+		t.Errorf("recorded config: %v s (%s), want 30 s (store: 1 entry)", got.Seconds, got.Calibration)
+	}
+	long := c
+	long.Steps, long.Context = 800, 256
+	ratio := TrainFlops(long) / TrainFlops(c)
+	if got := cal.Stage(&pipeline.Stage{Name: "train/rope", Kind: "train", Config: long}).Seconds; !near(got, 30*ratio, 1e-12) {
+		t.Errorf("another config: %v s, want 30 x %.3f = %v", got, ratio, 30*ratio)
+	}
+	// The median of three: the outlier does not move it.
+	cal = Fit([]Record{record(c, 30, 2), record(c, 31, 2), record(c, 300, 2)}, 2)
+	if got := cal.Stage(recs[0].Stage); !near(got.Seconds, 31, 1e-12) || got.Calibration != "store: 3 entries" {
+		t.Errorf("median: %v s (%s), want 31 s (store: 3 entries)", got.Seconds, got.Calibration)
+	}
+	// Recorded on 4 cores, planned on 2: twice the time.
+	if got := Fit([]Record{record(c, 30, 4)}, 2).Stage(recs[0].Stage).Seconds; !near(got, 60, 1e-12) {
+		t.Errorf("4-core record on 2 cores: %v s, want 60", got)
+	}
+	// A group without records keeps the built-in rate.
+	lq := cpuConfig(t, "learned-qk")
+	if got := cal.Stage(&pipeline.Stage{Name: "train/learned-qk", Kind: "train", Config: lq}); got.Calibration != "built-in" {
+		t.Errorf("learned-qk with no proj records: calibration %q, want built-in", got.Calibration)
+	}
+}
+
+// The built-in constants are the dev machine's (2 cores), halved on 4.
+func TestBuiltinCores(t *testing.T) {
+	s := &pipeline.Stage{Name: "train/rope", Kind: "train", Config: cpuConfig(t, "rope")}
+	two, four := Builtin(2).Stage(s).Seconds, Builtin(4).Stage(s).Seconds
+	if !near(four, two/2, 1e-12) {
+		t.Errorf("4 cores: %v s, want half of 2 cores' %v", four, two)
+	}
+}
+
+// The built-in calibration reproduces the dev machine's cold cpu reproduce
+// (52m18s, 71 stages, 2026-12-01) within 20%, and its per-model figures:
+// train 24-49 s, evaluate 39-46 s, PaTH's evaluate 117-131 s.
+func TestBuiltinMatchesColdRun(t *testing.T) {
+	p, err := planner.LoadProfile("cpu", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	corpus := filepath.Join(t.TempDir(), "docs.jsonl")
+	if err := os.WriteFile(corpus, []byte(`{"text": "a document"}`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p.Corpus = []string{corpus} // the stages' shapes, not the corpus, set the cost
+	plan, err := planner.Build(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	est, total := Builtin(DevCores).Plan(plan)
+	if measured := 52*60 + 18.0; math.Abs(total-measured) > 0.2*measured {
+		t.Errorf("cpu profile: built-in total %s, measured cold %s: off by more than 20%%", Duration(total), Duration(measured))
+	}
+	for _, e := range est {
+		lo, hi := 0.0, math.Inf(1)
+		switch {
+		case e.Work.Kind == "train":
+			lo, hi = 24, 49
+		case e.Work.Kind == "evaluate" && e.Work.Class == ClassPaTH:
+			lo, hi = 100, 140
+		case e.Work.Kind == "evaluate":
+			lo, hi = 36, 50
+		}
+		if e.Seconds < lo || e.Seconds > hi {
+			t.Errorf("%s: %s, measured %.0f-%.0f s", e.Stage, Duration(e.Seconds), lo, hi)
+		}
+	}
+}
+
+// No stage, model or pipeline package imports the cost model: an estimate
+// must never reach a stage's config or code salt.
+func TestNoStageImportsCost(t *testing.T) {
+	const self = "routebench/planner/cost"
+	for _, root := range []string{"../../stages", "../../model", "../../modelspec", "../../pipeline", "../../artifacts"} {
+		err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+			if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") {
+				return err
+			}
+			f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.ImportsOnly)
+			if err != nil {
+				return err
+			}
+			for _, im := range f.Imports {
+				if p, _ := strconv.Unquote(im.Path.Value); p == self {
+					t.Errorf("%s imports %s: the cost model must stay out of the stages (planner/cost's package doc)", path, self)
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatalf("walking %s: %v", root, err)
+		}
+	}
+}
