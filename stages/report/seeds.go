@@ -140,7 +140,7 @@ func ClaimsOverSeeds(perSeed []map[string]*evaluate.Result, seeds []uint64) ([]C
 				continue
 			}
 			n, tested := seedsReproducing(per, k)
-			c.Criterion = fmt.Sprintf("over %s (geometric means, %.0f%% log-scale t-intervals over seeds): %s", seedCount(tested, len(perSeed)), 100*stats.Confidence, c.Criterion)
+			c.Criterion = seedCount(tested, len(perSeed), "geometric means, %.0f%% log-scale t-intervals over seeds") + ": " + c.Criterion
 			c.SeedsAlone = fmt.Sprintf("%d of %d", n, tested)
 		}
 	} else {
@@ -153,17 +153,19 @@ func ClaimsOverSeeds(perSeed []map[string]*evaluate.Result, seeds []uint64) ([]C
 	return append(v1, v2...), nil
 }
 
-// seedCount says how many seeds a claim was judged on: all of them, or
-// the ones its variants share when some variants have fewer
-// (seed_variants; one seed: the window bootstrap's intervals).
-func seedCount(tested, all int) string {
+// seedCount says how many seeds a claim was judged on and how they
+// combine (how: a format with one %f, the confidence in percent): all of
+// them, or the ones its variants share when some variants have fewer
+// (seed_variants); on one seed the intervals are the window bootstrap's.
+func seedCount(tested, all int, how string) string {
+	how = fmt.Sprintf(how, 100*stats.Confidence)
 	switch {
 	case tested == all:
-		return fmt.Sprintf("%d seeds", all)
+		return fmt.Sprintf("over %d seeds (%s)", all, how)
 	case tested == 1:
-		return fmt.Sprintf("the 1 seed of %d its variants share (window-bootstrap intervals)", all)
+		return fmt.Sprintf("on the 1 seed of %d its variants share (%.0f%% window bootstrap intervals)", all, 100*stats.Confidence)
 	default:
-		return fmt.Sprintf("the %d seeds of %d its variants share", tested, all)
+		return fmt.Sprintf("over the %d seeds of %d its variants share (%s)", tested, all, how)
 	}
 }
 
@@ -205,7 +207,7 @@ func claimsV1OverSeeds(perSeed []map[string]*evaluate.Result, seeds []uint64) ([
 				each = append(each, fmt.Sprintf("seed %d %s", seeds[i], per[i][k].Verdict))
 			}
 		}
-		c.Criterion = fmt.Sprintf("over %s, on the seeds' geometric means with %.0f%% log-scale t-intervals: %s", seedCount(tested, len(perSeed)), 100*stats.Confidence, c.Criterion)
+		c.Criterion = seedCount(tested, len(perSeed), "on the seeds' geometric means with %.0f%% log-scale t-intervals") + ": " + c.Criterion
 		c.Evidence = fmt.Sprintf("geometric seed mean %s; %d of %d seeds reproduce it alone (%s)", c.Evidence, n, tested, strings.Join(each, ", "))
 		c.SeedsAlone = fmt.Sprintf("%d of %d", n, tested)
 	}
