@@ -208,7 +208,11 @@ func claimsV1OverSeeds(perSeed []map[string]*evaluate.Result, seeds []uint64) ([
 			}
 		}
 		c.Criterion = seedCount(tested, len(perSeed), "on the seeds' geometric means with %.0f%% log-scale t-intervals") + ": " + c.Criterion
-		c.Evidence = fmt.Sprintf("geometric seed mean %s; %d of %d seeds reproduce it alone (%s)", c.Evidence, n, tested, strings.Join(each, ", "))
+		what := "geometric seed mean" // on one shared seed, that seed's own figures
+		if tested == 1 {
+			what = "one seed"
+		}
+		c.Evidence = fmt.Sprintf("%s %s; %d of %d seeds reproduce it alone (%s)", what, c.Evidence, n, tested, strings.Join(each, ", "))
 		c.SeedsAlone = fmt.Sprintf("%d of %d", n, tested)
 	}
 	return claims, nil
