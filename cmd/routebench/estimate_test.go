@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"math"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -15,14 +14,7 @@ import (
 // all of it to run, the core count stated.
 func TestPlanEstimates(t *testing.T) {
 	dir := t.TempDir()
-	corpus := filepath.Join(dir, "docs.jsonl")
-	var docs strings.Builder
-	for i := range 200 {
-		fmt.Fprintf(&docs, "{\"text\": \"document %d: the quick brown fox jumps over the lazy dog.\"}\n", i)
-	}
-	if err := os.WriteFile(corpus, []byte(docs.String()), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	corpus := docsCorpus(t, dir, 200)
 	args := []string{"--profile", "smoke", "--corpus", corpus, "--set", "variants=rope,path", "--store", filepath.Join(dir, "store")}
 	out := planFor(t, args...)
 	var sum float64

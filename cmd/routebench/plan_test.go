@@ -14,6 +14,21 @@ import (
 )
 
 // planFor runs `routebench plan --json` with args.
+// docsCorpus writes n short JSONL documents into dir and returns the file:
+// a corpus the smoke profile can tokenize and split.
+func docsCorpus(t *testing.T, dir string, n int) string {
+	t.Helper()
+	corpus := filepath.Join(dir, "docs.jsonl")
+	var docs strings.Builder
+	for i := range n {
+		fmt.Fprintf(&docs, "{\"text\": \"document %d: the quick brown fox jumps over the lazy dog, again and again.\"}\n", i)
+	}
+	if err := os.WriteFile(corpus, []byte(docs.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return corpus
+}
+
 func planFor(t *testing.T, args ...string) planOutput {
 	t.Helper()
 	var buf bytes.Buffer
@@ -57,14 +72,7 @@ func keyOf(s planStage) string {
 // tokenize is cached (run by its own command), the train stages have keys.
 func TestPlanJSON(t *testing.T) {
 	dir := t.TempDir()
-	corpus := filepath.Join(dir, "docs.jsonl")
-	var docs strings.Builder
-	for i := range 400 {
-		fmt.Fprintf(&docs, "{\"text\": \"document %d: the quick brown fox jumps over the lazy dog, again and again.\"}\n", i)
-	}
-	if err := os.WriteFile(corpus, []byte(docs.String()), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	corpus := docsCorpus(t, dir, 400)
 	args := []string{"--profile", "smoke", "--corpus", corpus, "--set", "variants=rope,alibi", "--set", `train.steps=3`, "--set", `kernel_speed_lengths=[64]`, "--store", filepath.Join(dir, "store")}
 	out := planFor(t, args...)
 	if out.Profile != "smoke" || out.Levels != 4 || len(out.Stages) != 9 {

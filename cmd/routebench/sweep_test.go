@@ -17,14 +17,7 @@ import (
 func sweepFixture(t *testing.T) (file, store string) {
 	t.Helper()
 	dir := t.TempDir()
-	corpus := filepath.Join(dir, "docs.jsonl")
-	var docs strings.Builder
-	for i := range 400 {
-		fmt.Fprintf(&docs, "{\"text\": \"document %d: the quick brown fox jumps over the lazy dog, again and again.\"}\n", i)
-	}
-	if err := os.WriteFile(corpus, []byte(docs.String()), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	corpus := docsCorpus(t, dir, 400)
 	file = filepath.Join(dir, "tiny.json")
 	sweep := fmt.Sprintf(`{"profile": "smoke", "set": ["corpus=%s", "variants=rope,random-qk", "steps=2", "length_multipliers=1,2", "windows=1"],
 		"axes": [{"key": "sigma_min", "values": [0.2, 0.35]}]}`, corpus)
