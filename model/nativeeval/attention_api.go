@@ -29,7 +29,8 @@ type AttentionSpec struct {
 type Attention struct {
 	s    *attnShape
 	bufs *headBufs
-	path *pathSteps // nil unless PaTH
+	path *pathSteps  // nil unless PaTH
+	pb   *pathBlocks // PaTH's key blocks, reused run to run
 }
 
 // NewAttention checks spec and precomputes its rotation table.
@@ -98,7 +99,8 @@ func (a *Attention) Run(out, qkv []float32, workers int) {
 		a.bufs.scatterRows(s, row0, min(blockK, s.L-row0), x, x[D:], x[2*D:], 3*D)
 	})
 	if a.path != nil {
-		pathAttend(s, a.bufs, a.path, newPathBlocks(s, a.bufs, a.path, workers), out, workers, nil)
+		a.pb = newPathBlocks(s, a.bufs, a.path, workers, a.pb)
+		pathAttend(s, a.bufs, a.path, a.pb, out, workers, nil)
 		return
 	}
 	a.bufs.attend(s, out, workers, nil)

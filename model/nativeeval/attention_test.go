@@ -288,9 +288,16 @@ func randSlice(r *rand.Rand, n int, scale float64) []float32 {
 // TestAttentionAPIPath checks the standalone PaTH attention (the bench
 // stage's problem) against a float64 loop that carries each query
 // backwards through H_i ... H_{j+1} one Householder step at a time, at a
-// length that crosses three key blocks; the "order" mutation must fail it.
+// length that crosses three key blocks, at head width 16 (the portable
+// kernels) and 32 (the vector kernels); the "order" mutation must fail it.
 func TestAttentionAPIPath(t *testing.T) {
-	const L, H, d = 150, 2, 16
+	for _, d := range []int{16, 32} {
+		t.Run(fmt.Sprintf("d=%d", d), func(t *testing.T) { testAttentionAPIPath(t, d) })
+	}
+}
+
+func testAttentionAPIPath(t *testing.T, d int) {
+	const L, H = 150, 2
 	D := H * d
 	r := rand.New(rand.NewPCG(9, 9))
 	qkv := randSlice(r, L*3*D, 1)
@@ -307,7 +314,7 @@ func TestAttentionAPIPath(t *testing.T) {
 		for i := 0; i < L; i++ {
 			u := make([]float64, d)
 			for c := range u {
-				u[c] = float64(qkv[i*3*D+h*d+c]) / math.Sqrt(d)
+				u[c] = float64(qkv[i*3*D+h*d+c]) / math.Sqrt(float64(d))
 			}
 			logits := make([]float64, i+1)
 			mx := math.Inf(-1)
@@ -342,7 +349,7 @@ func TestAttentionAPIPath(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got, want := a.FLOPs(), 8*float64(L)*L/2*d*H; got != want {
+		if got, want := a.FLOPs(), 8*float64(L)*L/2*float64(d)*H; got != want {
 			t.Errorf("FLOPs = %g, want %g (twice plain attention)", got, want)
 		}
 		out := make([]float32, L*D)

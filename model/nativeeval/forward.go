@@ -87,6 +87,7 @@ func (m *Model) LogProbs(ctx context.Context, tokens, targets []int32, opts Opti
 		theta = make([]float32, L*H*(d/2))
 	}
 	bufs := newHeadBufs(s)
+	var pblocks *pathBlocks // PaTH's key blocks, reused layer to layer
 	att := make([]float32, L*D)
 	vp := (V + 15) &^ 15
 	pool := newPool(func() *rowScratch {
@@ -148,7 +149,8 @@ func (m *Model) LogProbs(ctx context.Context, tokens, targets []int32, opts Opti
 			if opts.PathSteps {
 				res.PathSteps = append(res.PathSteps, st.sums(n, L, H, d, workers)...)
 			}
-			pathAttend(s, bufs, st, newPathBlocks(s, bufs, st, workers), att, workers, diag)
+			pblocks = newPathBlocks(s, bufs, st, workers, pblocks)
+			pathAttend(s, bufs, st, pblocks, att, workers, diag)
 		} else {
 			bufs.attend(s, att, workers, diag)
 		}

@@ -16,18 +16,21 @@ import (
 //	k~_j     = H_{c1-1} ... H_{j+1} k_j    (k_j carried to its block's end).
 //
 // A key block's whole product is kept in WY form, Pi = H_{c1-1} ... H_{c0} =
-// I - W^T Z with z_t = beta_t (w_t - sum_{s<t} (w_t . w_s) z_s), so leaving
-// the block is u^T <- u^T - (u^T W^T) Z: two small products with the same
-// kernels as the scores (QKBlock, PVBlock). Within the query's own block
-// the logits are formed one pair at a time (u <- H_j u after each key).
-// Query blocks are key blocks (64 rows), so the two tilings align.
+// I - W^T Z (newPathBlocks), so leaving the block is u^T <- u^T - (u^T W^T) Z:
+// two small products with the same kernels as the scores (QKBlock,
+// PVBlock). The query's own block uses the same form: its scores are
+// Q K^T - tril(Q W^T) M and its queries leave it as Q - tril(Q W^T) Z, all
+// products of 64-row blocks. Query blocks are key blocks (64 rows), so the
+// two tilings align, and each key block's form is built once per layer and
+// reused by every later query block.
 //
-// Cost per (query, key) pair above the diagonal block: the score (2d) and
+// Cost per (query, key) pair below the diagonal block: the score (2d) and
 // the value (2d) as in plain attention, plus the transport (4d): twice
-// plain attention's flops (pathFLOPs).
+// plain attention's flops (pathFLOPs). Building a block's form costs about
+// 10 * 64^2 d flops more, what one query block spends on one key block.
 
 // pathBroken names a piece that tests break on purpose ("gate", "conv",
-// "order") to prove that the reference comparisons can fail; empty in every
+// "order", "solve": pathSolve without the rows already solved) to prove that the reference comparisons can fail; empty in every
 // real run.
 var pathBroken string
 
@@ -100,72 +103,168 @@ func computePathSteps(pl *pathLayer, z, bg []float32, L, H, d, workers int) *pat
 }
 
 // pathBlocks holds, per head and key block, the transported keys (as
-// transposed blocks for QKBlock), W transposed and -Z (the block's WY form).
+// transposed blocks for QKBlock), W transposed, -Z (the block's WY form)
+// and -M, where M = T strict_tril(W K^T) carries the block's raw keys to
+// any later step of the same block (the diagonal block's scores).
 type pathBlocks struct {
 	kt, wt, zneg []float32 // each [H][nkb][64*d]
+	mneg         []float32 // [H][nkb][64*64]
 }
 
-// newPathBlocks builds the per-block data from the raw keys in bufs.kt.
-func newPathBlocks(s *attnShape, bufs *headBufs, st *pathSteps, workers int) *pathBlocks {
+// newPathBlocks builds the per-block data from the raw keys in bufs.kt, in
+// the UT form of the PaTH paper: with the block's steps W (rows w_t) and
+// beta, T = (I + diag(beta) strict_tril(W W^T))^-1 diag(beta) is lower
+// triangular, and for steps a < t <= b of the block
+//
+//	H_b ... H_{a+1} = I - W_(a,b]^T T_(a,b] W_(a,b]
+//
+// (a principal block of a triangular inverse is the inverse of that block
+// of the matrix). So Z = T W gives the whole block's product (I - W^T Z),
+// and with M = T strict_tril(W K^T) the keys carried to the block's end are
+// K~^T = K^T - W^T M and the diagonal block's scores are
+// Q K^T - tril(Q W^T) M. Both T-products come from one blocked forward
+// substitution (pathSolve), so all but O(64 * 12) of each block's work
+// runs in the vector kernels.
+//
+// reuse, when it has this shape's sizes (an earlier layer's blocks), is
+// overwritten instead of allocating: fresh pages cost more than the work.
+func newPathBlocks(s *attnShape, bufs *headBufs, st *pathSteps, workers int, reuse *pathBlocks) *pathBlocks {
 	d, L, nkb := s.d, s.L, s.nkb()
 	n := s.H * nkb * blockK * d
-	pb := &pathBlocks{kt: make([]float32, n), wt: make([]float32, n), zneg: make([]float32, n)}
-	reverse := pathBroken == "order"
+	pb := reuse
+	if pb == nil || len(pb.kt) != n || len(pb.mneg) != s.H*nkb*blockK*blockK {
+		pb = &pathBlocks{kt: make([]float32, n), wt: make([]float32, n), zneg: make([]float32, n),
+			mneg: make([]float32, s.H*nkb*blockK*blockK)}
+	}
+	scratch := make(chan *solveScratch, max(workers, 1)+1)
 	native.ParallelFor(s.H*nkb, workers, func(task int) {
 		h, kb := task/nkb, task%nkb
 		off := (h*nkb + kb) * blockK * d
+		moff := (h*nkb + kb) * blockK * blockK
 		j0, nk := kb*blockK, min(blockK, L-kb*blockK)
-		w := func(t int) []float32 { return st.w[(h*L+t)*d : (h*L+t)*d+d] }
-		beta := func(t int) float32 { return st.beta[h*L+t] }
-		// Keys carried to the block's end: k~_j = H_{j0+nk-1} ... H_{j+1} k_j.
-		keys := make([]float32, nk*d)
-		src := bufs.kt[off:]
-		for j := 0; j < nk; j++ {
-			for c := 0; c < d; c++ {
-				keys[j*d+c] = src[c*blockK+j]
-			}
+		var ss *solveScratch
+		select {
+		case ss = <-scratch:
+		default:
+			ss = newSolveScratch(d)
 		}
-		order := func(lo, hi int, f func(t int)) { // t in (lo, hi], increasing (reversed under the mutation)
-			for t := lo + 1; t <= hi; t++ {
-				if reverse {
-					f(hi + lo + 1 - t)
-				} else {
-					f(t)
-				}
-			}
+		// The block's steps, W's rows zero-padded past nk; the "order"
+		// mutation takes them in reverse, so the block's product runs the
+		// wrong way.
+		step := func(t int) int { return j0 + t }
+		if pathBroken == "order" {
+			step = func(t int) int { return j0 + nk - 1 - t }
 		}
-		for j := 0; j < nk; j++ {
-			kj := keys[j*d : j*d+d]
-			order(j, nk-1, func(t int) { householder(kj, w(j0+t), beta(j0+t)) })
+		for t := 0; t < nk; t++ {
+			copy(ss.wr[t*d:(t+1)*d], st.w[(h*L+step(t))*d:])
+			ss.beta[t] = st.beta[h*L+step(t)]
 		}
-		zs := make([]float32, nk*d)
-		done := make([]bool, nk)
-		order(-1, nk-1, func(t int) { // z_t = beta_t (w_t - sum over earlier steps (w_t . w_s) z_s)
-			wt, zt := w(j0+t), zs[t*d:t*d+d]
-			copy(zt, wt)
-			for s2 := 0; s2 < nk; s2++ {
-				if !done[s2] {
-					continue
-				}
-				a := dot(wt, w(j0+s2))
-				for c := range zt {
-					zt[c] -= a * zs[s2*d+c]
-				}
-			}
-			for c := range zt {
-				zt[c] *= beta(j0 + t)
-			}
-			done[t] = true
-		})
-		for j := 0; j < nk; j++ {
-			for c := 0; c < d; c++ {
-				pb.kt[off+c*blockK+j] = keys[j*d+c]
-				pb.wt[off+c*blockK+j] = w(j0 + j)[c]
-				pb.zneg[off+j*d+c] = -zs[j*d+c]
-			}
+		clear(ss.wr[nk*d:])
+		wt := pb.wt[off : off+blockK*d]
+		clear(wt)
+		transposeBlock(wt, ss.wr, nk, d)
+		kraw := bufs.kt[off : off+blockK*d]
+		native.QKBlock(ss.ww, ss.wr, wt, blockK, d, blockK)   // w_t . w_s
+		native.QKBlock(ss.wk, ss.wr, kraw, blockK, d, blockK) // w_t . k_j
+		zneg, mneg := pb.zneg[off:off+blockK*d], pb.mneg[moff:moff+blockK*blockK]
+		clear(zneg)
+		clear(mneg)
+		pathSolve(ss, zneg, mneg, nk, d)
+		kt := pb.kt[off : off+blockK*d]
+		copy(kt, kraw)
+		native.PVBlock(kt, wt, mneg, d, blockK, blockK, blockK) // K~^T = K^T - W^T M
+		select {
+		case scratch <- ss:
+		default:
 		}
 	})
 	return pb
+}
+
+// solveSub is the row count of pathSolve's diagonal sub-blocks: two of the
+// 6-row kernel tiles (one 12-row tile at width 32).
+const solveSub = 12
+
+// solveScratch is one worker's memory for a key block's WY form.
+type solveScratch struct {
+	wr, beta []float32 // the steps' rows [64][d] and betas [64]
+	ww, wk   []float32 // W W^T, W K^T ([64][64])
+	tb       []float32 // a sub-block's inverse [12][12]
+	yz, ym   []float32 // a sub-block's right-hand sides [12][d], [12][64]
+}
+
+func newSolveScratch(d int) *solveScratch {
+	return &solveScratch{wr: make([]float32, blockK*d), beta: make([]float32, blockK),
+		ww: make([]float32, blockK*blockK), wk: make([]float32, blockK*blockK),
+		tb: make([]float32, solveSub*solveSub), yz: make([]float32, solveSub*d), ym: make([]float32, solveSub*blockK)}
+}
+
+// pathSolve sets -Z = -T W and -M = -T strict_tril(W K^T) (zneg [64][d] and
+// mneg [64][64], both zero on entry) for the nk steps in ss, by blocked
+// forward substitution of (I + D N) X = D B with N = strict_tril(W W^T),
+// D = diag(beta) and B the right-hand sides: for each sub-block b of 12
+// rows, Y_b = B_b - N_(b,<b) X_(<b) (one product over the rows already
+// solved), then X_b = T_b Y_b with T_b = (I + D_b N_bb)^-1 D_b, the only
+// scalar work (12 x 12). Solving for -B gives -X directly.
+func pathSolve(ss *solveScratch, zneg, mneg []float32, nk, d int) {
+	ww := ss.ww
+	for b := 0; b < nk; b += solveSub {
+		r := min(solveSub, nk-b)
+		yz, ym := ss.yz[:r*d], ss.ym[:r*blockK]
+		for t := 0; t < r; t++ {
+			w, ymt, wkt := ss.wr[(b+t)*d:(b+t+1)*d], ym[t*blockK:(t+1)*blockK], ss.wk[(b+t)*blockK:(b+t+1)*blockK]
+			for c, x := range w {
+				yz[t*d+c] = -x
+			}
+			for j := 0; j < b+t; j++ { // strict_tril(W K^T): keys before the step
+				ymt[j] = -wkt[j]
+			}
+			clear(ymt[b+t:])
+		}
+		if b > 0 && pathBroken != "solve" {
+			// -N_(b,<b): negate those entries of W W^T in place (read once).
+			for t := 0; t < r; t++ {
+				row := ww[(b+t)*blockK : (b+t)*blockK+b]
+				for c := range row {
+					row[c] = -row[c]
+				}
+			}
+			native.PVBlock(yz, ww[b*blockK:], zneg, r, d, blockK, b)
+			native.PVBlock(ym, ww[b*blockK:], mneg, r, blockK, blockK, b)
+		}
+		tb := ss.tb
+		for t := 0; t < r; t++ { // row t of T_b = beta_t (e_t - sum_{s<t} N_ts T_b,s)
+			row := tb[t*solveSub : (t+1)*solveSub]
+			clear(row)
+			row[t] = 1
+			for s2 := 0; s2 < t; s2++ {
+				a := ww[(b+t)*blockK+b+s2]
+				for c := 0; c <= s2; c++ {
+					row[c] -= a * tb[s2*solveSub+c]
+				}
+			}
+			bt := ss.beta[b+t]
+			for c := 0; c <= t; c++ {
+				row[c] *= bt
+			}
+		}
+		native.PVBlock(zneg[b*d:], tb, yz, r, d, solveSub, r)
+		native.PVBlock(mneg[b*blockK:], tb, ym, r, blockK, solveSub, r)
+	}
+}
+
+// transposeBlock writes the n rows of x ([n][d]) as the columns of dst
+// ([d][64]), 8 rows at a time so each row of dst is written in runs.
+func transposeBlock(dst, x []float32, n, d int) {
+	for j0 := 0; j0 < n; j0 += 8 {
+		j1 := min(j0+8, n)
+		for c := 0; c < d; c++ {
+			row := dst[c*blockK:]
+			for j := j0; j < j1; j++ {
+				row[j] = x[j*d+c]
+			}
+		}
+	}
 }
 
 // leave carries nq queries u ([nq][d]) out of the key block at off, older
@@ -175,28 +274,11 @@ func (pb *pathBlocks) leave(u, uw []float32, off, nq, d int) {
 	native.PVBlock(u, uw, pb.zneg[off:], nq, d, blockK, blockK)
 }
 
-// householder applies x <- (I - beta w w^T) x.
-func householder(x, w []float32, beta float32) {
-	a := beta * dot(x, w)
-	for c := range x {
-		x[c] -= a * w[c]
-	}
-}
-
-func dot(x, y []float32) float32 {
-	var s float32
-	for c := range x {
-		s += x[c] * y[c]
-	}
-	return s
-}
-
 // pathScratch is one worker's memory: the attention scratch at 64 rows,
 // the carried queries U and the transport coefficients U W^T.
 type pathScratch struct {
 	*attnScratch
 	u, uw []float32
-	kr    []float32 // the diagonal block's raw keys, row-major [64][d]
 }
 
 // pathAttend runs one layer's PaTH attention on all (head, query block)
@@ -213,7 +295,7 @@ func pathAttend(s *attnShape, bufs *headBufs, st *pathSteps, pb *pathBlocks, out
 			a := &attnScratch{sc: make([]float32, blockK*blockK), o: make([]float32, blockK*s.d),
 				m: make([]float32, blockK), l: make([]float32, blockK), f: make([]float32, blockK), rs: make([]float32, blockK),
 				pre: make([]float32, blockK)}
-			w = &pathScratch{attnScratch: a, u: make([]float32, blockK*s.d), uw: make([]float32, blockK*blockK), kr: make([]float32, blockK*s.d)}
+			w = &pathScratch{attnScratch: a, u: make([]float32, blockK*s.d), uw: make([]float32, blockK*blockK)}
 		}
 		pathBlock(s, bufs, st, pb, w, h, qb, out, false)
 		if diag != nil {
@@ -245,36 +327,25 @@ func pathBlock(s *attnShape, bufs *headBufs, st *pathSteps, pb *pathBlocks, w *p
 		clear(w.o[:nq*d])
 	}
 	scale := float32(1 / math.Sqrt(float64(d)))
-	wv := func(t int) []float32 { return st.w[(h*L+t)*d : (h*L+t)*d+d] }
-	kraw := bufs.kt[(h*nkb+qb)*blockK*d:] // this block's raw keys, transposed
-	for j := 0; j < nq; j++ {
-		for c := 0; c < d; c++ {
-			w.kr[j*d+c] = kraw[c*blockK+j]
-		}
-	}
-	// Diagonal block, one pair at a time: u = q_i, then u <- H_j u after key j.
+	// Diagonal block (modelspec's order, j <= i in the query's own block):
+	// S = Q K^T - tril(Q W^T) M, and the queries carried to the block's
+	// start, U = Q - tril(Q W^T) Z (newPathBlocks).
+	off := (h*nkb + qb) * blockK * d
+	qblk := bufs.q[(h*L+i0)*d : (h*L+i0+nq)*d]
+	native.QKBlock(w.sc, qblk, bufs.kt[off:], nq, d, blockK)
+	native.QKBlock(w.uw, qblk, pb.wt[off:], nq, d, blockK)
 	for r := 0; r < nq; r++ {
-		i := i0 + r
-		u := w.u[r*d : r*d+d]
-		copy(u, bufs.q[(h*L+i)*d:(h*L+i)*d+d]) // scaled by 1/sqrt(d)
+		clear(w.uw[r*blockK+r+1 : (r+1)*blockK])
+	}
+	native.PVBlock(w.sc, w.uw, pb.mneg[(h*nkb+qb)*blockK*blockK:], nq, blockK, blockK, blockK)
+	for r := 0; r < nq; r++ {
 		row := w.sc[r*blockK : (r+1)*blockK]
-		for j := range row {
+		for j := r + 1; j < blockK; j++ {
 			row[j] = ninf
 		}
-		for j := i; j >= i0; j-- {
-			kj := w.kr[(j-i0)*d : (j-i0+1)*d]
-			if pathBroken == "order" { // q^T H_{j+1} ... H_i k_j, from scratch
-				x := append([]float32(nil), bufs.q[(h*L+i)*d:(h*L+i)*d+d]...)
-				for t := j + 1; t <= i; t++ {
-					householder(x, wv(t), st.beta[h*L+t])
-				}
-				row[j-i0] = dot(x, kj)
-			} else {
-				row[j-i0] = dot(u, kj)
-			}
-			householder(u, wv(j), st.beta[h*L+j])
-		}
 	}
+	copy(w.u, qblk)
+	native.PVBlock(w.u, w.uw, pb.zneg[off:], nq, d, blockK, blockK)
 	gate := func(j0 int) {
 		if st.G == nil || pathBroken == "gate" {
 			return

@@ -49,7 +49,7 @@ func pathLogitError(t *testing.T, variant string, L int) float64 {
 // tolerance) must fail. L = 131 covers the diagonal block and two earlier
 // key blocks.
 func TestPathMutationsFail(t *testing.T) {
-	for _, tc := range []struct{ piece, variant string }{{"gate", "path-fox"}, {"conv", "path"}, {"order", "path"}, {"order", "path-fox"}} {
+	for _, tc := range []struct{ piece, variant string }{{"gate", "path-fox"}, {"conv", "path"}, {"order", "path"}, {"order", "path-fox"}, {"solve", "path"}} {
 		t.Run(tc.piece+"/"+tc.variant, func(t *testing.T) {
 			if e := pathLogitError(t, tc.variant, 131); e > 1 {
 				t.Fatalf("unbroken %s already disagrees (%.3g tolerances)", tc.variant, e)
@@ -92,7 +92,7 @@ func carriedNorms(L, d int, beta float32) []float64 {
 	s := &attnShape{L: L, H: 1, d: d}
 	bufs := newHeadBufs(s)
 	st := randomSteps(L, d, beta, uint64(L))
-	pb := newPathBlocks(s, bufs, st, 0)
+	pb := newPathBlocks(s, bufs, st, 0, nil)
 	r := rand.New(rand.NewPCG(3, 3))
 	u, uw := make([]float32, d), make([]float32, blockK)
 	var q2 float64
@@ -171,7 +171,7 @@ func BenchmarkPathAttention(b *testing.B) {
 	b.ResetTimer()
 	t0 := time.Now()
 	for i := 0; i < b.N; i++ {
-		pathAttend(s, bufs, st, newPathBlocks(s, bufs, st, 0), out, 0, nil)
+		pathAttend(s, bufs, st, newPathBlocks(s, bufs, st, 0, nil), out, 0, nil)
 	}
 	sec := time.Since(t0).Seconds() / float64(b.N)
 	b.ReportMetric(pathFLOPs(L, H, d)/sec/1e9, "GFLOP/s")
