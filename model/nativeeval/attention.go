@@ -91,20 +91,19 @@ func (b *headBufs) scatterRows(s *attnShape, row0, n int, q, k, v []float32, ld 
 
 // attnScratch is one worker's memory: a score block and the running state.
 type attnScratch struct {
-	sc    []float32 // [blockQ][blockK] scores, then probabilities
-	o     []float32 // [blockQ][d] unnormalised output
-	m, l  []float32 // running row max and sum
-	f     []float32 // per-row rescale factors
-	rs    []float32 // per-row sums of one block
-	pre   []float32 // a copy of one score row (diagnostics)
-	stats *headDiag
+	sc    []float32  // [blockQ][blockK] scores, then probabilities
+	o     []float32  // [blockQ][d] unnormalised output
+	m, l  []float32  // running row max and sum
+	f     []float32  // per-row rescale factors
+	rs    []float32  // per-row sums of one block
+	stats *headDiag  // the diagnostics' destination; nil without them
+	diag  *diagState // their running sums (softmaxStep)
 }
 
 func newAttnScratch(d int) *attnScratch {
 	return &attnScratch{
 		sc: make([]float32, blockQ*blockK), o: make([]float32, blockQ*d),
 		m: make([]float32, blockQ), l: make([]float32, blockQ), f: make([]float32, blockQ), rs: make([]float32, blockQ),
-		pre: make([]float32, blockK),
 	}
 }
 
@@ -133,7 +132,7 @@ func (b *headBufs) scores(s *attnShape, w *attnScratch, h, i0, nq, kb int) {
 
 // attendBlock runs one work item: query block qb of head h, writing the
 // normalised (and, for value transport, un-rotated) output rows into out
-// ([L][H*d]). With diagnostics it then makes the second pass.
+// ([L][H*d]), and with w.stats set the diagnostics of its rows.
 func (b *headBufs) attendBlock(s *attnShape, w *attnScratch, h, qb int, out []float32) {
 	d, D := s.d, s.H*s.d
 	i0 := qb * blockQ
@@ -143,10 +142,11 @@ func (b *headBufs) attendBlock(s *attnShape, w *attnScratch, h, qb int, out []fl
 		w.m[r], w.l[r], w.f[r] = ninf, 0, ninf // rows >= nq stay inert
 	}
 	clear(w.o[:nq*d])
+	startDiag(w, nq)
 	last := (i0 + nq - 1) / blockK
 	for kb := 0; kb <= last; kb++ {
 		b.scores(s, w, h, i0, nq, kb)
-		onlineSoftmax(w, nq)
+		softmaxStep(w, i0, nq, kb*blockK)
 		nk := min(blockK, i0+nq-kb*blockK)
 		vb := b.v[(h*s.lpad()+kb*blockK)*d:]
 		if kb == 0 {
@@ -173,9 +173,7 @@ func (b *headBufs) attendBlock(s *attnShape, w *attnScratch, h, qb int, out []fl
 			dst[2*p], dst[2*p+1] = o0*c+o1*sn, -o0*sn+o1*c
 		}
 	}
-	if w.stats != nil {
-		b.diagnose(s, w, h, i0, nq)
-	}
+	finishDiag(w, i0, nq)
 }
 
 // onlineSoftmax turns the score block into exp(s - m_new) and updates the

@@ -2,15 +2,28 @@ package nativeeval
 
 import (
 	"math"
-	"routebench/model/native"
 	"slices"
 )
 
-// Far-mass and entropy diagnostics. They need the normalised weights
-// alpha_ij = exp(s_ij - m_i) / l_i, known only after the streaming pass has
-// seen every key; so a second streaming pass recomputes each score block
-// with the final m_i and l_i (twice the attention cost, still O(L x d)
-// memory) and only when Options.FarDistances asks for it.
+// Far-mass and entropy diagnostics, in the same streaming pass as the
+// output. The normalised weights alpha_ij = exp(s_ij - m_i) / l_i need the
+// final row max m_i and sum l_i, but the sums they enter rescale like l
+// itself: with e_j = exp(s_j - m) under the running max m,
+//
+//	E = sum_j e_j (s_j - m)  (entropy = log l - E / l),
+//	F = sum_{j far} e_j      (far mass = F / l),
+//
+// and a new max m' turns E into f (E + (m - m') l) and F into f F, with
+// f = exp(m - m') the factor that rescales l. So each score block adds its
+// terms and rescales the earlier ones, and nothing is recomputed: the
+// diagnostics cost a copy of the score block and one pass over it (a
+// second streaming pass that recomputed every score block cost about as
+// much as the output itself).
+
+// diagBroken names a piece that tests break on purpose ("rescale": the
+// earlier blocks' sums are not rescaled by a new max) to prove that the
+// reference comparison can fail; empty in every real run.
+var diagBroken string
 
 // headDiag collects one head's per-query values for one layer.
 type headDiag struct {
@@ -35,58 +48,89 @@ func newLayerDiag(H, L int, dists []int) *layerDiag {
 	return ld
 }
 
-// diagnose is the second pass for query rows [i0, i0+nq) of head h, using
-// the final w.m and w.l of the first pass.
-func (b *headBufs) diagnose(s *attnShape, w *attnScratch, h, i0, nq int) {
-	ent := make([]float64, nq)
-	far := make([]float64, nq*len(w.stats.dists))
-	last := (i0 + nq - 1) / blockK
-	for kb := 0; kb <= last; kb++ {
-		b.scores(s, w, h, i0, nq, kb)
-		diagBlock(w, w.stats, i0, nq, kb*blockK, ent, far)
-	}
-	finishDiag(w, w.stats, i0, nq, ent, far)
+// diagState is one work item's running diagnostic sums (float64) and the
+// block's state before its softmax step.
+type diagState struct {
+	ent, far []float64 // [rows], [rows][len(dists)]: E and F under the running max
+	pre      []float32 // the score block before exp
+	m0, l0   []float32 // the rows' max and sum before the block
 }
 
-// diagBlock adds one score block's terms (keys from j0, scores in w.sc,
-// destroyed) to the entropy and far-mass sums of rows [i0, i0+nq).
-func diagBlock(w *attnScratch, st *headDiag, i0, nq, j0 int, ent, far []float64) {
-	nd := len(st.dists)
+func newDiagState(rows, nd int) *diagState {
+	return &diagState{ent: make([]float64, rows), far: make([]float64, rows*nd), pre: make([]float32, rows*blockK),
+		m0: make([]float32, rows), l0: make([]float32, rows)}
+}
+
+// softmaxStep is onlineSoftmax, plus the diagnostic sums when w.stats is
+// set: the score block (keys from j0, query rows [i0, i0+nq)) becomes
+// exp(s - m_new) and its terms join E and F.
+func softmaxStep(w *attnScratch, i0, nq, j0 int) {
+	st := w.stats
+	if st == nil {
+		onlineSoftmax(w, nq)
+		return
+	}
+	ds, nd := w.diag, len(st.dists)
+	copy(ds.pre[:nq*blockK], w.sc[:nq*blockK])
+	copy(ds.m0[:nq], w.m[:nq])
+	copy(ds.l0[:nq], w.l[:nq])
+	onlineSoftmax(w, nq)
 	for r := 0; r < nq; r++ {
 		i := i0 + r
 		nj := min(blockK, i-j0+1) // unmasked keys of this row
 		if nj <= 0 {
-			continue
+			continue // no keys here: the row's max, and so its sums, stay
+		}
+		if ds.l0[r] > 0 && diagBroken != "rescale" {
+			f := float64(w.f[r])
+			ds.ent[r] = f * (ds.ent[r] + float64(ds.m0[r]-w.m[r])*float64(ds.l0[r]))
+			for k := 0; k < nd; k++ {
+				ds.far[r*nd+k] *= f
+			}
 		}
 		row := w.sc[r*blockK : (r+1)*blockK]
-		copy(w.pre, row)
-		inv := 1 / float64(w.l[r])
-		blockMass := float64(native.ExpShift(row, w.m[r])) * inv
-		ent[r] += entropyTerms(row[:nj], w.pre[:nj], w.m[r]) * inv
+		ds.ent[r] += entropyTerms(row[:nj], ds.pre[r*blockK:r*blockK+nj], w.m[r])
 		for k, D := range st.dists {
 			// far sources: j0+j < i-D, a prefix of the block; only
 			// the block holding the boundary needs a partial sum
 			switch cut := i - D - j0; {
 			case cut >= nj:
-				far[r*nd+k] += blockMass
+				ds.far[r*nd+k] += float64(w.rs[r])
 			case cut > 0:
 				var m float32
 				for _, p := range row[:cut] {
 					m += p
 				}
-				far[r*nd+k] += float64(m) * inv
+				ds.far[r*nd+k] += float64(m)
 			}
 		}
 	}
 }
 
+// startDiag clears the sums of a work item's nq rows.
+func startDiag(w *attnScratch, nq int) {
+	if w.stats == nil {
+		return
+	}
+	if w.diag == nil || len(w.diag.far) < len(w.m)*len(w.stats.dists) {
+		w.diag = newDiagState(len(w.m), len(w.stats.dists))
+	}
+	clear(w.diag.ent[:nq])
+	clear(w.diag.far[:nq*len(w.stats.dists)])
+}
+
 // finishDiag stores the sums of rows [i0, i0+nq) as entropies and masses.
-func finishDiag(w *attnScratch, st *headDiag, i0, nq int, ent, far []float64) {
+func finishDiag(w *attnScratch, i0, nq int) {
+	st, ds := w.stats, w.diag
+	if st == nil {
+		return
+	}
 	nd := len(st.dists)
 	for r := 0; r < nq; r++ {
-		st.ent[i0+r] = float32(math.Log(float64(w.l[r])) - ent[r])
+		l := float64(w.l[r])
+		st.ent[i0+r] = float32(math.Log(l) - ds.ent[r]/l)
 		for k := range st.dists {
-			st.far[k][i0+r] = float32(far[r*nd+k])
+			st.far[k][i0+r] = float32(ds.far[r*nd+k] / l)
 		}
 	}
 }

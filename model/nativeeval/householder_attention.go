@@ -293,16 +293,14 @@ func pathAttend(s *attnShape, bufs *headBufs, st *pathSteps, pb *pathBlocks, out
 		case w = <-scratch:
 		default:
 			a := &attnScratch{sc: make([]float32, blockK*blockK), o: make([]float32, blockK*s.d),
-				m: make([]float32, blockK), l: make([]float32, blockK), f: make([]float32, blockK), rs: make([]float32, blockK),
-				pre: make([]float32, blockK)}
+				m: make([]float32, blockK), l: make([]float32, blockK), f: make([]float32, blockK), rs: make([]float32, blockK)}
 			w = &pathScratch{attnScratch: a, u: make([]float32, blockK*s.d), uw: make([]float32, blockK*blockK)}
 		}
-		pathBlock(s, bufs, st, pb, w, h, qb, out, false)
+		w.stats = nil
 		if diag != nil {
 			w.stats = &diag.heads[h]
-			pathBlock(s, bufs, st, pb, w, h, qb, out, true)
-			w.stats = nil
 		}
+		pathBlock(s, bufs, st, pb, w, h, qb, out)
 		select {
 		case scratch <- w:
 		default:
@@ -310,22 +308,17 @@ func pathAttend(s *attnShape, bufs *headBufs, st *pathSteps, pb *pathBlocks, out
 	})
 }
 
-// pathBlock is one work item: query block qb (keys' block size) of head h.
-// The first pass accumulates the output; the diagnostics pass (second)
-// recomputes every score block with the final row max and sum.
-func pathBlock(s *attnShape, bufs *headBufs, st *pathSteps, pb *pathBlocks, w *pathScratch, h, qb int, out []float32, second bool) {
+// pathBlock is one work item: query block qb (keys' block size) of head h,
+// and with w.stats set the diagnostics of its rows.
+func pathBlock(s *attnShape, bufs *headBufs, st *pathSteps, pb *pathBlocks, w *pathScratch, h, qb int, out []float32) {
 	d, L, nkb := s.d, s.L, s.nkb()
 	i0, nq := qb*blockK, min(blockK, s.L-qb*blockK)
 	ninf := float32(math.Inf(-1))
-	var ent, far []float64
-	if second {
-		ent, far = make([]float64, nq), make([]float64, nq*len(w.stats.dists))
-	} else {
-		for r := range w.m {
-			w.m[r], w.l[r], w.f[r] = ninf, 0, ninf
-		}
-		clear(w.o[:nq*d])
+	for r := range w.m {
+		w.m[r], w.l[r], w.f[r] = ninf, 0, ninf
 	}
+	clear(w.o[:nq*d])
+	startDiag(w.attnScratch, nq)
 	scale := float32(1 / math.Sqrt(float64(d)))
 	// Diagonal block (modelspec's order, j <= i in the query's own block):
 	// S = Q K^T - tril(Q W^T) M, and the queries carried to the block's
@@ -360,11 +353,7 @@ func pathBlock(s *attnShape, bufs *headBufs, st *pathSteps, pb *pathBlocks, w *p
 	}
 	gate(i0)
 	visit := func(kb, nk int) {
-		if second {
-			diagBlock(w.attnScratch, w.stats, i0, nq, kb*blockK, ent, far)
-			return
-		}
-		onlineSoftmax(w.attnScratch, nq)
+		softmaxStep(w.attnScratch, i0, nq, kb*blockK)
 		vb := bufs.v[(h*s.lpad()+kb*blockK)*d:]
 		if kb == qb {
 			native.PVBlock(w.o, w.sc, vb, nq, d, blockK, nk)
@@ -382,10 +371,7 @@ func pathBlock(s *attnShape, bufs *headBufs, st *pathSteps, pb *pathBlocks, w *p
 			pb.leave(w.u, w.uw, off, nq, d)
 		}
 	}
-	if second {
-		finishDiag(w.attnScratch, w.stats, i0, nq, ent, far)
-		return
-	}
+	finishDiag(w.attnScratch, i0, nq)
 	D := s.H * d
 	for r := 0; r < nq; r++ {
 		inv := 1 / w.l[r]
