@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"syscall"
 )
 
@@ -65,7 +66,14 @@ common flags (after the command):
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, os.Args[1:]); err != nil {
+	stopProfile, err := startCPUProfile(os.Getenv("ROUTEBENCH_CPUPROFILE"))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "routebench:", err)
+		os.Exit(1)
+	}
+	err = run(ctx, os.Args[1:])
+	stopProfile()
+	if err != nil {
 		if errors.Is(err, errUsage) {
 			fmt.Fprint(os.Stderr, usage)
 		}
@@ -75,6 +83,30 @@ func main() {
 }
 
 var errUsage = errors.New("see usage above")
+
+// startCPUProfile writes a CPU profile of the whole command to path (the
+// environment's ROUTEBENCH_CPUPROFILE; nothing when empty), for `go tool
+// pprof` on where a stage's time goes (docs/benchmarks.md). It changes no
+// key and no artifact.
+func startCPUProfile(path string) (stop func(), err error) {
+	if path == "" {
+		return func() {}, nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("ROUTEBENCH_CPUPROFILE: %w (set it to a writable file path, or unset it)", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("ROUTEBENCH_CPUPROFILE=%s: %w", path, err)
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		if err := f.Close(); err != nil {
+			fmt.Fprintf(os.Stderr, "routebench: ROUTEBENCH_CPUPROFILE=%s: %v\n", path, err)
+		}
+	}, nil
+}
 
 func exitCode(err error) int {
 	if errors.Is(err, errUsage) {

@@ -135,3 +135,29 @@ func TestLinkedModulesInBinary(t *testing.T) {
 		t.Error("the tokenize key names a gomlx module, which tokenize cannot use")
 	}
 }
+
+// TestCPUProfile: ROUTEBENCH_CPUPROFILE writes a profile pprof can read, an
+// unwritable path is an error that names the variable, and empty is a no-op.
+func TestCPUProfile(t *testing.T) {
+	stop, err := startCPUProfile("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop()
+	if _, err := startCPUProfile(filepath.Join(t.TempDir(), "no-such-dir", "cpu.out")); err == nil || !strings.Contains(err.Error(), "ROUTEBENCH_CPUPROFILE") {
+		t.Errorf("an unwritable profile path gave %v, want an error naming ROUTEBENCH_CPUPROFILE", err)
+	}
+	path := filepath.Join(t.TempDir(), "cpu.out")
+	stop, err = startCPUProfile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(b) < 2 || b[0] != 0x1f || b[1] != 0x8b { // pprof profiles are gzipped protobuf
+		t.Errorf("the profile file holds %d bytes and does not start like a gzipped pprof profile", len(b))
+	}
+}
