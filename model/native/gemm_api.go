@@ -76,7 +76,8 @@ func (g Gemm) Run() {
 		ldb = orDense(g.Ldb, k)
 	}
 	a := g.A
-	if g.TA {
+	inPlaceT := g.TA && transposedA() // the kernels read op(A) = A^T as stored
+	if g.TA && !inPlaceT {
 		// The kernels broadcast A along its rows; a transposed A is
 		// copied once (a pass over m*k elements against m*k*n FMAs).
 		buf := getScratch(m * k)
@@ -114,6 +115,10 @@ func (g Gemm) Run() {
 					clear(cc[i*ldc : i*ldc+nc])
 				}
 			}
+			return
+		}
+		if inPlaceT {
+			gemmPanelT(cc, ldc, a[k0*lda+i0:], lda, p.panel(pn)[k0*panelWidth:], i1-i0, k1-k0, nc, g.Acc)
 			return
 		}
 		gemmPanel(cc, ldc, a[i0*lda+k0:], lda, p.panel(pn)[k0*panelWidth:], i1-i0, k1-k0, nc, g.Acc)

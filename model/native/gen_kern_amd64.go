@@ -27,9 +27,12 @@ func main() {
 	w("")
 	w(`#include "textflag.h"`)
 	w("")
-	kern(6, 4)
-	kern(6, 2)
-	kern(12, 2)
+	kern(6, 4, false)
+	kern(6, 2, false)
+	kern(12, 2, false)
+	kern(6, 4, true)
+	kern(6, 2, true)
+	kern(12, 2, true)
 	expShift()
 	maxKernel()
 	gelu()
@@ -41,8 +44,15 @@ func main() {
 	}
 }
 
-func kern(rows, nv int) {
+// kern emits a rows x 16*nv register tile. trans reads A transposed
+// (stored K x M: op(A)[r][kk] at a + 4*(kk*lda + r)), so that dW = X^T dY
+// and P^T dO need no transposed copy: the tile's rows of A are then one
+// contiguous run per k, at fixed offsets from one base that steps by lda.
+func kern(rows, nv int, trans bool) {
 	name := fmt.Sprintf("kern%dx%d", rows, 16*nv)
+	if trans {
+		name += "T"
+	}
 	var regs []int
 	for r := 0; r < 32; r++ {
 		if r != 15 {
@@ -55,6 +65,12 @@ func kern(rows, nv int) {
 	groups := rows / 3
 	abase := []string{"SI", "R11", "R12", "R13"}[:groups]
 	arow := func(r int) string {
+		if trans {
+			if r == 0 {
+				return "(SI)"
+			}
+			return fmt.Sprintf("%d(SI)", 4*r)
+		}
 		g, i := r/3, r%3
 		if i == 0 {
 			return "(" + abase[g] + ")"
@@ -97,10 +113,10 @@ func kern(rows, nv int) {
 	w("\tMOVQ ldc+48(FP), R10")
 	w("\tSHLQ $2, R10")
 	w("\tMOVQ scale+56(FP), BX")
-	if groups > 1 {
+	if groups > 1 && !trans {
 		w("\tLEAQ (R8)(R8*2), AX     // 3 rows of A")
 	}
-	for g := 1; g < groups; g++ {
+	for g := 1; g < groups && !trans; g++ {
 		w("\tLEAQ (%s)(AX*1), %s", abase[g-1], abase[g])
 	}
 	w("\tMOVQ mode+64(FP), AX")
@@ -144,7 +160,10 @@ func kern(rows, nv int) {
 			w("\tVFMADD231PS Z%d, Z%d, Z%d", breg[v], x, acc[r*nv+v])
 		}
 	}
-	for g := 0; g < groups; g++ {
+	if trans {
+		w("\tADDQ R8, SI")
+	}
+	for g := 0; g < groups && !trans; g++ {
 		w("\tADDQ $4, %s", abase[g])
 	}
 	w("\tADDQ R9, DI")
