@@ -113,9 +113,11 @@ func scaleRows(o, f []float32, n, d int) {
 // gemmPanel computes rows [0,m) of c[i*ldc+j] (+)= sum_k a[i*lda+k] * bp[k*nr+j]
 // for j < nc, where bp is one packed panel of B (k rows of nr = panelWidth
 // columns, zero-padded). acc selects accumulate (true) or overwrite.
-func gemmPanel(c []float32, ldc int, a []float32, lda int, bp []float32, m, k, nc int, acc bool) {
+// ldb is bp's row stride: panelWidth for a packed panel, or B's own (only
+// with the assembly kernels: Gemm reads B in place only then).
+func gemmPanel(c []float32, ldc int, a []float32, lda int, bp []float32, ldb, m, k, nc int, acc bool) {
 	if haveAsm {
-		gemmPanelAsm(c, ldc, a, lda, bp, m, k, nc, acc, false)
+		gemmPanelAsm(c, ldc, a, lda, bp, ldb, m, k, nc, acc, false)
 		return
 	}
 	gemmPanelGeneric(c, ldc, a, lda, bp, m, k, nc, acc)
@@ -124,8 +126,8 @@ func gemmPanel(c []float32, ldc int, a []float32, lda int, bp []float32, m, k, n
 // gemmPanelT is gemmPanel with A stored transposed: op(A)[i][kk] =
 // a[kk*lda+i]. Only the assembly kernels read A that way (transposedA says
 // when); the portable path transposes A first.
-func gemmPanelT(c []float32, ldc int, a []float32, lda int, bp []float32, m, k, nc int, acc bool) {
-	gemmPanelAsm(c, ldc, a, lda, bp, m, k, nc, acc, true)
+func gemmPanelT(c []float32, ldc int, a []float32, lda int, bp []float32, ldb, m, k, nc int, acc bool) {
+	gemmPanelAsm(c, ldc, a, lda, bp, ldb, m, k, nc, acc, true)
 }
 
 // transposedA reports whether Gemm reads a transposed A in place
@@ -155,7 +157,7 @@ func geluTanh(x []float32) {
 	}
 }
 
-func gemmPanelAsm(c []float32, ldc int, a []float32, lda int, bp []float32, m, k, nc int, acc, ta bool) {
+func gemmPanelAsm(c []float32, ldc int, a []float32, lda int, bp []float32, ldb, m, k, nc int, acc, ta bool) {
 	mode := modeSet
 	if acc {
 		mode = modeAcc
@@ -165,9 +167,9 @@ func gemmPanelAsm(c []float32, ldc int, a []float32, lda int, bp []float32, m, k
 		// panel's first half, instead of 64 columns of which half are
 		// padding and a copy through the tile.
 		if ta {
-			mmAsmT(c, ldc, a, lda, bp, panelWidth, m, k, nc, mode, nil)
+			mmAsmT(c, ldc, a, lda, bp, ldb, m, k, nc, mode, nil)
 		} else {
-			mmAsm(c, ldc, a, lda, bp, panelWidth, m, k, nc, mode, nil)
+			mmAsm(c, ldc, a, lda, bp, ldb, m, k, nc, mode, nil)
 		}
 		return
 	}
@@ -181,9 +183,9 @@ func gemmPanelAsm(c []float32, ldc int, a []float32, lda int, bp []float32, m, k
 			}
 		}
 		if ta {
-			mmAsmT(tile[:], panelWidth, a[i:], lda, bp, panelWidth, r, k, panelWidth, mode, nil)
+			mmAsmT(tile[:], panelWidth, a[i:], lda, bp, ldb, r, k, panelWidth, mode, nil)
 		} else {
-			mmAsm(tile[:], panelWidth, a[i*lda:], lda, bp, panelWidth, r, k, panelWidth, mode, nil)
+			mmAsm(tile[:], panelWidth, a[i*lda:], lda, bp, ldb, r, k, panelWidth, mode, nil)
 		}
 		for t := 0; t < r; t++ {
 			copy(c[(i+t)*ldc:(i+t)*ldc+nc], tile[t*panelWidth:t*panelWidth+nc])

@@ -1116,6 +1116,112 @@ gelu_done:
 	VZEROUPPER
 	RET
 
+// func geluTanhAVX512(u *float32, bias *float32, th *float32, gel *float32, n int, consts *[16]float32)
+TEXT ·geluTanhAVX512(SB), NOSPLIT, $0-48
+	MOVQ u+0(FP), SI
+	MOVQ bias+8(FP), R8
+	MOVQ th+16(FP), DI
+	MOVQ gel+24(FP), DX
+	MOVQ n+32(FP), CX
+	MOVQ consts+40(FP), BX
+	VBROADCASTSS 0(BX), Z0
+	VBROADCASTSS 4(BX), Z1
+	VBROADCASTSS 8(BX), Z2
+	VBROADCASTSS 12(BX), Z3
+	VBROADCASTSS 16(BX), Z4
+	VBROADCASTSS 20(BX), Z5
+	VBROADCASTSS 24(BX), Z6
+	VBROADCASTSS 28(BX), Z7
+	VBROADCASTSS 32(BX), Z8
+	VBROADCASTSS 36(BX), Z9
+	VBROADCASTSS 40(BX), Z10
+	VBROADCASTSS 44(BX), Z11
+	VBROADCASTSS 48(BX), Z12
+	VBROADCASTSS 52(BX), Z13
+	VBROADCASTSS 56(BX), Z22      // 2
+	VBROADCASTSS 60(BX), Z23      // 0.5
+	SHRQ $4, CX
+	TESTQ CX, CX
+	JZ gelutanh_done
+	TESTQ R8, R8
+	JZ gelutanh_loop0
+gelutanh_loop:
+	VMOVUPS (SI), Z16             // u
+	VADDPS (R8), Z16, Z16         // u + bias
+	VMOVUPS Z16, (SI)
+	ADDQ $64, R8
+	VMULPS Z16, Z16, Z17          // u^2
+	VMOVAPS Z1, Z18
+	VFMADD213PS Z0, Z17, Z18      // 2k*c*u^2 + 2k
+	VMULPS Z16, Z18, Z18          // 2z
+	VMINPS Z2, Z18, Z18
+	VMAXPS Z3, Z18, Z18
+	VMULPS Z4, Z18, Z19
+	VRNDSCALEPS $0, Z19, Z19      // n
+	VFMADD231PS Z5, Z19, Z18      // r = 2z - n*c1
+	VFMADD231PS Z6, Z19, Z18      // r -= n*c2
+	VMOVAPS Z7, Z20
+	VFMADD213PS Z8, Z18, Z20
+	VFMADD213PS Z9, Z18, Z20
+	VFMADD213PS Z10, Z18, Z20
+	VFMADD213PS Z11, Z18, Z20
+	VFMADD213PS Z12, Z18, Z20
+	VFMADD213PS Z13, Z18, Z20
+	VFMADD213PS Z13, Z18, Z20         // ((..)r + 1)r + 1
+	VSCALEFPS Z19, Z20, Z20       // exp(2z)
+	VADDPS Z13, Z20, Z20          // exp(2z) + 1
+	VDIVPS Z20, Z22, Z21          // 2 / (exp(2z) + 1)
+	VSUBPS Z21, Z13, Z21          // th
+	VMOVUPS Z21, (DI)
+	VADDPS Z13, Z21, Z21          // 1 + th
+	VMULPS Z16, Z21, Z21
+	VMULPS Z23, Z21, Z21          // g
+	VMOVUPS Z21, (DX)
+	ADDQ $64, SI
+	ADDQ $64, DI
+	ADDQ $64, DX
+	DECQ CX
+	JNZ gelutanh_loop
+	JMP gelutanh_done
+gelutanh_loop0:
+	VMOVUPS (SI), Z16             // u
+	VMULPS Z16, Z16, Z17          // u^2
+	VMOVAPS Z1, Z18
+	VFMADD213PS Z0, Z17, Z18      // 2k*c*u^2 + 2k
+	VMULPS Z16, Z18, Z18          // 2z
+	VMINPS Z2, Z18, Z18
+	VMAXPS Z3, Z18, Z18
+	VMULPS Z4, Z18, Z19
+	VRNDSCALEPS $0, Z19, Z19      // n
+	VFMADD231PS Z5, Z19, Z18      // r = 2z - n*c1
+	VFMADD231PS Z6, Z19, Z18      // r -= n*c2
+	VMOVAPS Z7, Z20
+	VFMADD213PS Z8, Z18, Z20
+	VFMADD213PS Z9, Z18, Z20
+	VFMADD213PS Z10, Z18, Z20
+	VFMADD213PS Z11, Z18, Z20
+	VFMADD213PS Z12, Z18, Z20
+	VFMADD213PS Z13, Z18, Z20
+	VFMADD213PS Z13, Z18, Z20         // ((..)r + 1)r + 1
+	VSCALEFPS Z19, Z20, Z20       // exp(2z)
+	VADDPS Z13, Z20, Z20          // exp(2z) + 1
+	VDIVPS Z20, Z22, Z21          // 2 / (exp(2z) + 1)
+	VSUBPS Z21, Z13, Z21          // th
+	VMOVUPS Z21, (DI)
+	VADDPS Z13, Z21, Z21          // 1 + th
+	VMULPS Z16, Z21, Z21
+	VMULPS Z23, Z21, Z21          // g
+	VMOVUPS Z21, (DX)
+	ADDQ $64, SI
+	ADDQ $64, DI
+	ADDQ $64, DX
+	DECQ CX
+	JNZ gelutanh_loop0
+	JMP gelutanh_done
+gelutanh_done:
+	VZEROUPPER
+	RET
+
 // func rampAVX512(x *float32, n int, base float32, slope float32, iota *[16]float32)
 TEXT ·rampAVX512(SB), NOSPLIT, $0-32
 	MOVQ x+0(FP), SI

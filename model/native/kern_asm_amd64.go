@@ -48,6 +48,9 @@ func expShiftAVX512(x *float32, n int, m float32, consts *[12]float32) float32
 func geluAVX512(x *float32, n int, consts *[16]float32)
 
 //go:noescape
+func geluTanhAVX512(u *float32, bias *float32, th *float32, gel *float32, n int, consts *[16]float32)
+
+//go:noescape
 func rampAVX512(x *float32, n int, base float32, slope float32, iota *[16]float32)
 
 //go:noescape
@@ -101,6 +104,26 @@ func geluAsm(x []float32) int {
 	if n > 0 {
 		geluAVX512(&x[0], n, &geluConsts)
 	}
+	return n
+}
+
+var geluTanhConsts = [16]float32{2 * geluK, 2 * geluK * 0.044715, 18, -18, expLog2e, -expC1, -expC2,
+	expP0, expP1, expP2, expP3, expP4, expP5, 1, 2, 0.5}
+
+// geluTanhAsm is GELUTanh (with the bias added first, when not nil) on the
+// largest multiple of 16 and returns how many it did.
+func geluTanhAsm(u, bias, th, g []float32) int {
+	n := len(u) &^ 15
+	if n == 0 {
+		return 0
+	}
+	_, _ = th[n-1], g[n-1]
+	var bp *float32
+	if bias != nil {
+		_ = bias[n-1]
+		bp = &bias[0]
+	}
+	geluTanhAVX512(&u[0], bp, &th[0], &g[0], n, &geluTanhConsts)
 	return n
 }
 

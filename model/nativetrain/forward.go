@@ -114,11 +114,7 @@ func (t *Trainer) forward(params [][]float32, tokens, targets []int32, rows int,
 		next := t.ar.raw(N * D)
 		t.forRows(N, func(i0, i1 int) {
 			for i := i0; i < i1; i++ {
-				u := lt.u[i*F : (i+1)*F]
-				for j := range u {
-					u[j] += b1[j]
-				}
-				native.GELUTanh(u, lt.th[i*F:(i+1)*F], lt.gel[i*F:(i+1)*F])
+				native.GELUTanh(lt.u[i*F:(i+1)*F], b1, lt.th[i*F:(i+1)*F], lt.gel[i*F:(i+1)*F])
 				nr, xr := next[i*D:(i+1)*D], xm[i*D:(i+1)*D]
 				for j := range nr {
 					nr[j] = xr[j] + b2[j]
@@ -180,8 +176,8 @@ func (t *Trainer) forward(params [][]float32, tokens, targets []int32, rows int,
 func (t *Trainer) rotationCosSin(table []float32, tokens []int32, rows int) (cos, sin []float32, err error) {
 	c := t.c
 	T, n := c.Context, c.Context*c.DModel // a window's values: T positions x H heads x d
-	if t.v.AngleProj { // each block projects its own (angleproj.go)
-		return nil, nil, nil
+	if t.v.AngleProj {
+		return nil, nil, nil // each block projects its own (angleproj.go)
 	}
 	rope := t.v.Rotation == modelspec.RotationRoPE
 	if rope && t.rope.rows == rows {
