@@ -140,7 +140,7 @@ func TestNativeAgreementCatchesMutations(t *testing.T) {
 	for _, mu := range nativetrain.Mutations() {
 		piece := mu.Piece
 		t.Run(piece, func(t *testing.T) {
-			c, specs, vals, tok, tgt := agreeCase(t, mu.Variant, true)
+			c, specs, vals, tok, tgt := agreeCaseAt(t, mu.Variant, mu.Context, true)
 			_, wantG := float64Grads(t, c, specs, vals, tok, tgt, 2, c.Context)
 			defer nativetrain.BreakForTest(piece)()
 			tr, err := nativetrain.New(c, nativeParams(c), fixedAngles(c), 0)

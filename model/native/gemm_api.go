@@ -15,22 +15,30 @@ import "sync"
 // through the same micro-kernel, so the result is bitwise the same whatever
 // the number of workers and the thread timing (TestMatMulWorkerIndependent).
 
-// Tri is what a product knows about the causal structure of its operands.
+// Tri is what a product knows about the causal structure of its operands:
+// flags, combined with | (one of LowerA and UpperA, one of LowerB and UpperB).
 type Tri int
 
 const (
 	// Dense: no structure.
-	Dense Tri = iota
+	Dense Tri = 0
 	// LowerC: only C[i][j] with j <= i are wanted (scores of a causal
 	// row); tiles wholly above the diagonal are not computed, and C's
 	// elements above the diagonal hold anything afterwards.
-	LowerC
+	LowerC Tri = 1 << iota
 	// LowerA: op(A)[i][kk] = 0 for kk > i (causal probabilities times
 	// values): the reduction of rows [i0, i1) stops at i1.
 	LowerA
 	// UpperA: op(A)[i][kk] = 0 for kk < i (their transpose): the
 	// reduction of rows [i0, i1) starts at i0.
 	UpperA
+	// LowerB: op(B)[kk][j] = 0 for kk < j (a product of two lower
+	// triangles, PaTH's T x T matrices): the reduction of columns
+	// [j0, j1) starts at j0.
+	LowerB
+	// UpperB: op(B)[kk][j] = 0 for kk > j: the reduction of columns
+	// [j0, j1) stops at j1.
+	UpperB
 )
 
 // Gemm sets C = op(A) op(B), or adds it to C when Acc. Matrices are
@@ -76,7 +84,8 @@ func (g Gemm) Run() {
 		ldb = orDense(g.Ldb, k)
 	}
 	a := g.A
-	if g.TA {
+	inPlaceT := g.TA && transposedA() // the kernels read op(A) = A^T as stored
+	if g.TA && !inPlaceT {
 		// The kernels broadcast A along its rows; a transposed A is
 		// copied once (a pass over m*k elements against m*k*n FMAs).
 		buf := getScratch(m * k)
@@ -85,10 +94,17 @@ func (g Gemm) Run() {
 		a, lda = *buf, k
 	}
 	np := (n + panelWidth - 1) / panelWidth
+	// A long reduction (dW = X^T dY: k = the batch's positions) reads B's
+	// full panels where they lie: its panel is no more cache-friendly than
+	// B's own rows, and the copy was a tenth of a training step.
+	packFrom := 0
+	if !g.TB && haveAsm && k >= inPlaceBMinK {
+		packFrom = n / panelWidth
+	}
 	pb := getScratch(np * k * panelWidth)
 	defer putScratch(pb)
 	p := &packedB{k: k, n: n, panels: (*pb)[:np*k*panelWidth]}
-	packInto(p, g.B, ldb, g.TB, g.Workers)
+	packInto(p, g.B, ldb, g.TB, packFrom, g.Workers)
 
 	rowBlocks := (m + gemmRowBlock - 1) / gemmRowBlock
 	tile := func(t int) {
@@ -96,16 +112,23 @@ func (g Gemm) Run() {
 		i0, j0 := rb*gemmRowBlock, pn*panelWidth
 		i1, nc := min(m, i0+gemmRowBlock), min(panelWidth, n-j0)
 		k0, k1 := 0, k
-		switch g.Tri {
-		case LowerC:
+		if g.Tri&LowerC != 0 {
 			if j0 > i1-1 {
 				return
 			}
 			i0 = max(i0, j0)
-		case LowerA:
-			k1 = min(k, i1)
-		case UpperA:
-			k0 = min(k, i0)
+		}
+		if g.Tri&LowerA != 0 {
+			k1 = min(k1, i1)
+		}
+		if g.Tri&UpperA != 0 {
+			k0 = max(k0, min(k, i0))
+		}
+		if g.Tri&LowerB != 0 {
+			k0 = max(k0, min(k, j0))
+		}
+		if g.Tri&UpperB != 0 {
+			k1 = min(k1, j0+nc)
 		}
 		cc := g.C[i0*ldc+j0:]
 		if k1 <= k0 {
@@ -116,7 +139,15 @@ func (g Gemm) Run() {
 			}
 			return
 		}
-		gemmPanel(cc, ldc, a[i0*lda+k0:], lda, p.panel(pn)[k0*panelWidth:], i1-i0, k1-k0, nc, g.Acc)
+		bp, ldbp := p.panel(pn)[k0*panelWidth:], panelWidth
+		if pn < packFrom {
+			bp, ldbp = g.B[k0*ldb+j0:], ldb
+		}
+		if inPlaceT {
+			gemmPanelT(cc, ldc, a[k0*lda+i0:], lda, bp, ldbp, i1-i0, k1-k0, nc, g.Acc)
+			return
+		}
+		gemmPanel(cc, ldc, a[i0*lda+k0:], lda, bp, ldbp, i1-i0, k1-k0, nc, g.Acc)
 	}
 	// Tiles are (row block, panel) pairs, so that products with few rows
 	// (dW = X^T dY has only D rows) still split over the cores.
@@ -154,13 +185,18 @@ func getScratch(n int) *[]float32 {
 
 func putScratch(b *[]float32) { scratch.Put(b) }
 
-// packInto fills p's panels (zero-padded past column n) from b (k x n at
-// stride ldb) or, when bt, from its transpose (n x k at stride ldb), the
-// panels split over workers.
-func packInto(p *packedB, b []float32, ldb int, bt bool, workers int) {
+// inPlaceBMinK is the reduction length from which Gemm reads a
+// non-transposed B's full panels in place instead of packing them.
+const inPlaceBMinK = 1024
+
+// packInto fills p's panels from number from on (zero-padded past column n)
+// from b (k x n at stride ldb) or, when bt, from its transpose (n x k at
+// stride ldb), the panels split over workers.
+func packInto(p *packedB, b []float32, ldb int, bt bool, from, workers int) {
 	k, n := p.k, p.n
 	np := p.npanels()
 	pack := func(t int) {
+		t += from
 		dst := p.panel(t)
 		j0 := t * panelWidth
 		w := min(panelWidth, n-j0)
@@ -177,13 +213,13 @@ func packInto(p *packedB, b []float32, ldb int, bt bool, workers int) {
 			}
 		}
 	}
-	if workers == 1 || np == 1 || k*n < 1<<15 {
-		for t := 0; t < np; t++ {
+	if workers == 1 || np-from <= 1 || k*n < 1<<15 {
+		for t := 0; t < np-from; t++ {
 			pack(t)
 		}
 		return
 	}
-	parallelFor(np, workers, pack)
+	parallelFor(np-from, workers, pack)
 }
 
 // Transpose writes the transpose of x (rows x cols, row-major) into dst

@@ -15,10 +15,10 @@ import (
 func TestGemmAPI(t *testing.T) {
 	forEachKernelSet(t, func(t *testing.T) {
 		r := rand.New(rand.NewPCG(7, 8))
-		for _, sz := range [][3]int{{1, 1, 1}, {5, 3, 7}, {64, 32, 64}, {67, 67, 32}, {130, 37, 130}, {100, 129, 257}} {
+		for _, sz := range [][3]int{{1, 1, 1}, {5, 3, 7}, {64, 32, 64}, {67, 67, 32}, {130, 37, 130}, {100, 129, 257}, {130, 130, 130}, {200, 200, 200}, {70, 1100, 150}} {
 			m, k, n := sz[0], sz[1], sz[2]
-			for _, tri := range []Tri{Dense, LowerC, LowerA, UpperA} {
-				if tri == LowerC && m != n || tri != LowerC && tri != Dense && m != k {
+			for _, tri := range triCombos() {
+				if tri&LowerC != 0 && m != n || tri&(LowerA|UpperA) != 0 && m != k || tri&(LowerB|UpperB) != 0 && k != n {
 					continue
 				}
 				for _, ta := range []bool{false, true} {
@@ -34,21 +34,40 @@ func TestGemmAPI(t *testing.T) {
 	})
 }
 
+// triCombos is every structure a product can declare: LowerC or not, times
+// none/LowerA/UpperA, times none/LowerB/UpperB.
+func triCombos() []Tri {
+	var out []Tri
+	for _, c := range []Tri{Dense, LowerC} {
+		for _, a := range []Tri{Dense, LowerA, UpperA} {
+			for _, b := range []Tri{Dense, LowerB, UpperB} {
+				out = append(out, c|a|b)
+			}
+		}
+	}
+	return out
+}
+
 func checkGemm(t *testing.T, r *rand.Rand, name string, m, k, n int, tri Tri, ta, tb, acc bool) {
 	t.Helper()
 	// op(A)[i][kk] and op(B)[kk][j] in float64, zero where tri says so.
 	opA := make([]float64, m*k)
 	for i := range m {
 		for kk := range k {
-			if tri == LowerA && kk > i || tri == UpperA && kk < i {
+			if tri&LowerA != 0 && kk > i || tri&UpperA != 0 && kk < i {
 				continue
 			}
 			opA[i*k+kk] = r.NormFloat64()
 		}
 	}
 	opB := make([]float64, k*n)
-	for i := range opB {
-		opB[i] = r.NormFloat64()
+	for kk := range k {
+		for j := range n {
+			if tri&LowerB != 0 && kk < j || tri&UpperB != 0 && kk > j {
+				continue
+			}
+			opB[kk*n+j] = r.NormFloat64()
+		}
 	}
 	// Stored with a leading dimension 3 wider than the rows.
 	store := func(x []float64, rows, cols int, trans bool) ([]float32, int) {
@@ -83,7 +102,7 @@ func checkGemm(t *testing.T, r *rand.Rand, name string, m, k, n int, tri Tri, ta
 				}
 				continue
 			}
-			if tri == LowerC && j > i {
+			if tri&LowerC != 0 && j > i {
 				continue
 			}
 			var want, mag float64
@@ -178,8 +197,20 @@ func TestGELUTanh(t *testing.T) {
 		}
 		u = append(u, 0, 1e-30, -1e-30, 40, -40, 7)
 		th, g := make([]float32, len(u)), make([]float32, len(u))
-		GELUTanh(u, th, g)
+		// Half of u goes in as u - bias with the bias added by GELUTanh.
+		bias, ub := make([]float32, len(u)), slices.Clone(u)
+		for i := range bias {
+			if i%2 == 0 {
+				bias[i] = float32(i%7) - 3
+				ub[i] = u[i] - bias[i]
+				u[i] = ub[i] + bias[i] // the sum GELUTanh computes
+			}
+		}
+		GELUTanh(ub, bias, th, g)
 		for i, x := range u {
+			if ub[i] != x {
+				t.Fatalf("u[%d] + bias = %g, want %g", i, ub[i], x)
+			}
 			v := float64(x)
 			wt := math.Tanh(math.Sqrt(2/math.Pi) * (v + 0.044715*v*v*v))
 			if math.Abs(float64(th[i])-wt) > 3e-7 {
@@ -199,4 +230,24 @@ func BenchmarkTranspose(b *testing.B) {
 	for b.Loop() {
 		transposeInto(dst, 2048, x, 128, 2048, 128, 1)
 	}
+}
+
+// TestGemmTriSkipsWork: a structure flag must change what is computed on
+// operands that do not have the structure (a flag that skipped nothing
+// would pass TestGemmAPI and save nothing, a wrong skip would fail it).
+func TestGemmTriSkipsWork(t *testing.T) {
+	forEachKernelSet(t, func(t *testing.T) {
+		r := rand.New(rand.NewPCG(11, 12))
+		const n = 200
+		a, b := randSlice(r, n*n, 1), randSlice(r, n*n, 1)
+		dense := make([]float32, n*n)
+		MatMul(dense, a, b, n, n, n, false, false, false, 2)
+		for _, tri := range []Tri{LowerA, UpperA, LowerB, UpperB, LowerA | LowerB} {
+			c := make([]float32, n*n)
+			Gemm{C: c, A: a, B: b, M: n, K: n, N: n, Tri: tri, Workers: 2}.Run()
+			if slices.Equal(c, dense) {
+				t.Fatalf("tri %d: the product on dense operands equals the dense product: nothing was skipped", tri)
+			}
+		}
+	})
 }

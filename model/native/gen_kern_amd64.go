@@ -27,12 +27,16 @@ func main() {
 	w("")
 	w(`#include "textflag.h"`)
 	w("")
-	kern(6, 4)
-	kern(6, 2)
-	kern(12, 2)
+	kern(6, 4, false)
+	kern(6, 2, false)
+	kern(12, 2, false)
+	kern(6, 4, true)
+	kern(6, 2, true)
+	kern(12, 2, true)
 	expShift()
 	maxKernel()
 	gelu()
+	geluTanh()
 	ramp()
 	softmaxRows()
 	if err := os.WriteFile("kern_amd64.s", []byte(b.String()), 0o644); err != nil {
@@ -41,8 +45,15 @@ func main() {
 	}
 }
 
-func kern(rows, nv int) {
+// kern emits a rows x 16*nv register tile. trans reads A transposed
+// (stored K x M: op(A)[r][kk] at a + 4*(kk*lda + r)), so that dW = X^T dY
+// and P^T dO need no transposed copy: the tile's rows of A are then one
+// contiguous run per k, at fixed offsets from one base that steps by lda.
+func kern(rows, nv int, trans bool) {
 	name := fmt.Sprintf("kern%dx%d", rows, 16*nv)
+	if trans {
+		name += "T"
+	}
 	var regs []int
 	for r := 0; r < 32; r++ {
 		if r != 15 {
@@ -55,6 +66,12 @@ func kern(rows, nv int) {
 	groups := rows / 3
 	abase := []string{"SI", "R11", "R12", "R13"}[:groups]
 	arow := func(r int) string {
+		if trans {
+			if r == 0 {
+				return "(SI)"
+			}
+			return fmt.Sprintf("%d(SI)", 4*r)
+		}
 		g, i := r/3, r%3
 		if i == 0 {
 			return "(" + abase[g] + ")"
@@ -97,10 +114,10 @@ func kern(rows, nv int) {
 	w("\tMOVQ ldc+48(FP), R10")
 	w("\tSHLQ $2, R10")
 	w("\tMOVQ scale+56(FP), BX")
-	if groups > 1 {
+	if groups > 1 && !trans {
 		w("\tLEAQ (R8)(R8*2), AX     // 3 rows of A")
 	}
-	for g := 1; g < groups; g++ {
+	for g := 1; g < groups && !trans; g++ {
 		w("\tLEAQ (%s)(AX*1), %s", abase[g-1], abase[g])
 	}
 	w("\tMOVQ mode+64(FP), AX")
@@ -144,7 +161,10 @@ func kern(rows, nv int) {
 			w("\tVFMADD231PS Z%d, Z%d, Z%d", breg[v], x, acc[r*nv+v])
 		}
 	}
-	for g := 0; g < groups; g++ {
+	if trans {
+		w("\tADDQ R8, SI")
+	}
+	for g := 0; g < groups && !trans; g++ {
 		w("\tADDQ $4, %s", abase[g])
 	}
 	w("\tADDQ R9, DI")
@@ -253,6 +273,74 @@ func maxKernel() {
 
 // gelu: x = u - u / (exp(2z) + 1), 2z = 2k(u + 0.044715 u^3) clamped to
 // [-18, 18] (tanh is +-1 in float32 beyond 9); exp as in expShift.
+// geluTanh emits the trainer's GELU pass: u += bias (when bias is not
+// nil; u is written back), th = tanh(z) and g = 0.5 u (1 + th) in one pass,
+// with the arithmetic of GELUTanh's portable form (th = 1 - 2/(exp(2z)+1),
+// g = (u (1 + th)) / 2). consts as gelu's, then 2 and 0.5.
+func geluTanh() {
+	w("// func geluTanhAVX512(u *float32, bias *float32, th *float32, gel *float32, n int, consts *[16]float32)")
+	w("TEXT ·geluTanhAVX512(SB), NOSPLIT, $0-48")
+	w("\tMOVQ u+0(FP), SI")
+	w("\tMOVQ bias+8(FP), R8")
+	w("\tMOVQ th+16(FP), DI")
+	w("\tMOVQ gel+24(FP), DX")
+	w("\tMOVQ n+32(FP), CX")
+	w("\tMOVQ consts+40(FP), BX")
+	for i := 0; i < 14; i++ {
+		w("\tVBROADCASTSS %d(BX), Z%d", 4*i, i)
+	}
+	w("\tVBROADCASTSS 56(BX), Z22      // 2")
+	w("\tVBROADCASTSS 60(BX), Z23      // 0.5")
+	w("\tSHRQ $4, CX")
+	w("\tTESTQ CX, CX")
+	w("\tJZ gelutanh_done")
+	w("\tTESTQ R8, R8")
+	w("\tJZ gelutanh_loop0")
+	for _, withBias := range []bool{true, false} {
+		label := "gelutanh_loop"
+		if !withBias {
+			label = "gelutanh_loop0"
+		}
+		w("%s:", label)
+		w("\tVMOVUPS (SI), Z16             // u")
+		if withBias {
+			w("\tVADDPS (R8), Z16, Z16         // u + bias")
+			w("\tVMOVUPS Z16, (SI)")
+			w("\tADDQ $64, R8")
+		}
+		w("\tVMULPS Z16, Z16, Z17          // u^2")
+		w("\tVMOVAPS Z1, Z18")
+		w("\tVFMADD213PS Z0, Z17, Z18      // 2k*c*u^2 + 2k")
+		w("\tVMULPS Z16, Z18, Z18          // 2z")
+		w("\tVMINPS Z2, Z18, Z18")
+		w("\tVMAXPS Z3, Z18, Z18")
+		w("\tVMULPS Z4, Z18, Z19")
+		w("\tVRNDSCALEPS $0, Z19, Z19      // n")
+		w("\tVFMADD231PS Z5, Z19, Z18      // r = 2z - n*c1")
+		w("\tVFMADD231PS Z6, Z19, Z18      // r -= n*c2")
+		expPoly(18, 7, 13, 20)
+		w("\tVSCALEFPS Z19, Z20, Z20       // exp(2z)")
+		w("\tVADDPS Z13, Z20, Z20          // exp(2z) + 1")
+		w("\tVDIVPS Z20, Z22, Z21          // 2 / (exp(2z) + 1)")
+		w("\tVSUBPS Z21, Z13, Z21          // th")
+		w("\tVMOVUPS Z21, (DI)")
+		w("\tVADDPS Z13, Z21, Z21          // 1 + th")
+		w("\tVMULPS Z16, Z21, Z21")
+		w("\tVMULPS Z23, Z21, Z21          // g")
+		w("\tVMOVUPS Z21, (DX)")
+		w("\tADDQ $64, SI")
+		w("\tADDQ $64, DI")
+		w("\tADDQ $64, DX")
+		w("\tDECQ CX")
+		w("\tJNZ %s", label)
+		w("\tJMP gelutanh_done")
+	}
+	w("gelutanh_done:")
+	w("\tVZEROUPPER")
+	w("\tRET")
+	w("")
+}
+
 func gelu() {
 	w("// func geluAVX512(x *float32, n int, consts *[16]float32)")
 	w("// consts: 2k, 2k*0.044715, 18, -18, log2e, -c1, -c2, p0..p5, 1")

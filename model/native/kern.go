@@ -113,13 +113,26 @@ func scaleRows(o, f []float32, n, d int) {
 // gemmPanel computes rows [0,m) of c[i*ldc+j] (+)= sum_k a[i*lda+k] * bp[k*nr+j]
 // for j < nc, where bp is one packed panel of B (k rows of nr = panelWidth
 // columns, zero-padded). acc selects accumulate (true) or overwrite.
-func gemmPanel(c []float32, ldc int, a []float32, lda int, bp []float32, m, k, nc int, acc bool) {
+// ldb is bp's row stride: panelWidth for a packed panel, or B's own (only
+// with the assembly kernels: Gemm reads B in place only then).
+func gemmPanel(c []float32, ldc int, a []float32, lda int, bp []float32, ldb, m, k, nc int, acc bool) {
 	if haveAsm {
-		gemmPanelAsm(c, ldc, a, lda, bp, m, k, nc, acc)
+		gemmPanelAsm(c, ldc, a, lda, bp, ldb, m, k, nc, acc, false)
 		return
 	}
 	gemmPanelGeneric(c, ldc, a, lda, bp, m, k, nc, acc)
 }
+
+// gemmPanelT is gemmPanel with A stored transposed: op(A)[i][kk] =
+// a[kk*lda+i]. Only the assembly kernels read A that way (transposedA says
+// when); the portable path transposes A first.
+func gemmPanelT(c []float32, ldc int, a []float32, lda int, bp []float32, ldb, m, k, nc int, acc bool) {
+	gemmPanelAsm(c, ldc, a, lda, bp, ldb, m, k, nc, acc, true)
+}
+
+// transposedA reports whether Gemm reads a transposed A in place
+// (gemmPanelT) instead of copying its transpose.
+func transposedA() bool { return haveAsm }
 
 // addRamp adds slope*(base+j) to x[j] (the ALiBi bias of one score row:
 // base = j0 - i, so that integer distances stay exact in float32).
@@ -144,20 +157,20 @@ func geluTanh(x []float32) {
 	}
 }
 
-func gemmPanelAsm(c []float32, ldc int, a []float32, lda int, bp []float32, m, k, nc int, acc bool) {
+func gemmPanelAsm(c []float32, ldc int, a []float32, lda int, bp []float32, ldb, m, k, nc int, acc, ta bool) {
 	mode := modeSet
 	if acc {
 		mode = modeAcc
 	}
-	if nc == panelWidth {
-		mmAsm(c, ldc, a, lda, bp, panelWidth, m, k, panelWidth, mode, nil)
-		return
-	}
-	if nc == panelWidth/2 {
-		// One head's 32 columns (d = 32): the 32-wide kernels on the
+	if nc == panelWidth || nc == panelWidth/2 {
+		// nc = 32: one head's 32 columns (d = 32): the 32-wide kernels on the
 		// panel's first half, instead of 64 columns of which half are
 		// padding and a copy through the tile.
-		mmAsm(c, ldc, a, lda, bp, panelWidth, m, k, panelWidth/2, mode, nil)
+		if ta {
+			mmAsmT(c, ldc, a, lda, bp, ldb, m, k, nc, mode, nil)
+		} else {
+			mmAsm(c, ldc, a, lda, bp, ldb, m, k, nc, mode, nil)
+		}
 		return
 	}
 	// A partial panel (the last columns of B): go through a full-width tile.
@@ -169,7 +182,11 @@ func gemmPanelAsm(c []float32, ldc int, a []float32, lda int, bp []float32, m, k
 				copy(tile[t*panelWidth:t*panelWidth+nc], c[(i+t)*ldc:(i+t)*ldc+nc])
 			}
 		}
-		mmAsm(tile[:], panelWidth, a[i*lda:], lda, bp, panelWidth, r, k, panelWidth, mode, nil)
+		if ta {
+			mmAsmT(tile[:], panelWidth, a[i:], lda, bp, ldb, r, k, panelWidth, mode, nil)
+		} else {
+			mmAsm(tile[:], panelWidth, a[i*lda:], lda, bp, ldb, r, k, panelWidth, mode, nil)
+		}
 		for t := 0; t < r; t++ {
 			copy(c[(i+t)*ldc:(i+t)*ldc+nc], tile[t*panelWidth:t*panelWidth+nc])
 		}

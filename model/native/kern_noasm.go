@@ -20,6 +20,11 @@ func mmAsm(c []float32, ldc int, a []float32, lda int, b []float32, ldb int, m, 
 	panic("native: no assembly kernels")
 }
 
+func mmAsmT(c []float32, ldc int, a []float32, lda int, b []float32, ldb int, m, k, w, mode int, scale []float32) {
+	panic("native: no assembly kernels")
+}
+
+func geluTanhAsm(u, bias, th, g []float32) int                  { panic("native: no assembly kernels") }
 func geluAsm(x []float32) int                                   { panic("native: no assembly kernels") }
 func addRampAsm(x []float32, base, slope float32)               { panic("native: no assembly kernels") }
 func softmaxRowsAsm(s []float32, nq int, m, l, f, rs []float32) { panic("native: no assembly kernels") }

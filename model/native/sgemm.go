@@ -59,7 +59,7 @@ func packB(b []float32, k, n int) *packedB {
 func gemm(c []float32, ldc int, a []float32, lda int, b *packedB, m int, acc bool) {
 	for t := 0; t < b.npanels(); t++ {
 		j0 := t * panelWidth
-		gemmPanel(c[j0:], ldc, a, lda, b.panel(t), m, b.k, min(panelWidth, b.n-j0), acc)
+		gemmPanel(c[j0:], ldc, a, lda, b.panel(t), panelWidth, m, b.k, min(panelWidth, b.n-j0), acc)
 	}
 }
 

@@ -21,13 +21,29 @@ func ExpShift(x []float32, m float32) float32 {
 // float32, and exp stays far from overflow.
 const geluTanhClamp = 18
 
-// GELUTanh sets th[j] = tanh(k (u + 0.044715 u^3)), k = sqrt(2/pi), and
+// GELUTanh adds bias to u (when not nil; u is written back), then sets
+// th[j] = tanh(k (u + 0.044715 u^3)), k = sqrt(2/pi), and
 // g[j] = 0.5 u (1 + th[j]), the tanh form of GELU and the tanh its
 // derivative needs; tanh = 1 - 2/(exp(2z) + 1) on the vector exp, absolute
-// error ~2e-7 (TestGELUTanh).
-func GELUTanh(u, th, g []float32) {
+// error ~2e-7 (TestGELUTanh). The assembly does it in one pass over the
+// row (three passes and the bias's fourth were ~8% of a training step).
+func GELUTanh(u, bias, th, g []float32) {
 	th, g = th[:len(u)], g[:len(u)]
-	for j, x := range u {
+	if bias != nil {
+		bias = bias[:len(u)]
+	}
+	if haveAsm {
+		n := geluTanhAsm(u, bias, th, g)
+		u, th, g = u[n:], th[n:], g[n:]
+		if bias != nil {
+			bias = bias[n:]
+		}
+	}
+	for j := range u {
+		if bias != nil {
+			u[j] += bias[j]
+		}
+		x := u[j]
 		z := 2 * geluK * (x + 0.044715*x*x*x)
 		th[j] = min(max(z, -geluTanhClamp), geluTanhClamp)
 	}

@@ -28,6 +28,13 @@ func rotatePairs(u, cos, sin []float32, sign float32) {
 	}
 }
 
+// attnRowBlock is the number of query rows whose scores, softmax and
+// product with V the forward pass takes together: a head's T x T
+// probabilities (1 MiB at T = 512) no longer go to memory and back between
+// the three passes, the block's (192 KiB) stay in L2. A multiple of the
+// kernels' 6 rows.
+const attnRowBlock = 96
+
 // attentionForward adds block l's attention output to dst (the residual
 // stream) and records its tape.
 func (t *Trainer) attentionForward(params [][]float32, l int, lt *layerTape, f *tape, rows int, dst []float32) {
@@ -72,39 +79,47 @@ func (t *Trainer) attentionForward(params [][]float32, l int, lt *layerTape, f *
 		P := lt.p[bh*T*T : (bh+1)*T*T]
 		if t.v.Householder {
 			t.pathScores(lt, bh, P) // householder_attention.go
-		} else {
-			native.Gemm{C: P, A: lt.q[off:], B: lt.k[off:], M: T, K: d, N: T, Lda: D, Ldb: D,
-				TB: true, Tri: native.LowerC, Workers: 1}.Run()
 		}
 		g0 := (bh/H)*T*H + h // position 0 of this window and head in G
-		for i := 0; i < T; i++ {
-			row := P[i*T : (i+1)*T]
-			mx := negInf
-			for j := 0; j <= i; j++ {
-				s := row[j]
-				if G != nil { // inside the scale, as PaTH's kernel (modelspec/householder.go)
-					s += float32(G[g0+i*H] - G[g0+j*H])
+		// A block of query rows at a time: its scores, their softmax and
+		// their product with V while the block is in cache.
+		for i0 := 0; i0 < T; i0 += attnRowBlock {
+			i1 := min(T, i0+attnRowBlock)
+			if !t.v.Householder {
+				native.Gemm{C: P[i0*T:], A: lt.q[off+i0*D:], B: lt.k[off:], M: i1 - i0, K: d, N: i1, Ldc: T, Lda: D, Ldb: D,
+					TB: true, Workers: 1}.Run()
+			}
+			for i := i0; i < i1; i++ {
+				row := P[i*T : (i+1)*T]
+				mx := negInf
+				for j := 0; j <= i; j++ {
+					s := row[j]
+					if G != nil { // inside the scale, as PaTH's kernel (modelspec/householder.go)
+						s += float32(G[g0+i*H] - G[g0+j*H])
+					}
+					s *= scale
+					if slopes != nil {
+						s += float32(-slopes[h] * float64(i-j))
+					}
+					row[j] = s
+					if s > mx { // a NaN score still reaches the row through the exp
+						mx = s
+					}
 				}
-				s *= scale
-				if slopes != nil {
-					s += float32(-slopes[h] * float64(i-j))
+				// The vector exp on whole 16-lane groups; masked lanes give 0.
+				n16 := min(T, (i+16)&^15)
+				for j := i + 1; j < n16; j++ {
+					row[j] = negInf
 				}
-				row[j] = s
-				mx = max(mx, s)
+				inv := 1 / native.ExpShift(row[:n16], mx)
+				for j := 0; j <= i; j++ {
+					row[j] *= inv
+				}
+				clear(row[i+1:])
 			}
-			// The vector exp on whole 16-lane groups; masked lanes give 0.
-			n16 := min(T, (i+16)&^15)
-			for j := i + 1; j < n16; j++ {
-				row[j] = negInf
-			}
-			inv := 1 / native.ExpShift(row[:n16], mx)
-			for j := 0; j <= i; j++ {
-				row[j] *= inv
-			}
-			clear(row[i+1:])
+			native.Gemm{C: lt.o[off+i0*D:], A: P[i0*T:], B: lt.v[off:], M: i1 - i0, K: i1, N: d, Ldc: D, Lda: T, Ldb: D,
+				Workers: 1}.Run()
 		}
-		native.Gemm{C: lt.o[off:], A: P, B: lt.v[off:], M: T, K: T, N: d, Ldc: D, Ldb: D,
-			Tri: native.LowerA, Workers: 1}.Run()
 	})
 	lt.ou = lt.o
 	if rcos != nil && t.v.ValueRot {
@@ -115,6 +130,52 @@ func (t *Trainer) attentionForward(params [][]float32, l int, lt *layerTape, f *
 		})
 	}
 	native.MatMul(dst, lt.ou, t.param(params, blockName(l, "wo")), N, D, D, false, false, true, t.workers)
+}
+
+// attentionBackwardBlocked sets dq, dk and dv from dO and the tape for the
+// variants without PaTH's transport, a block of query rows at a time (as
+// attentionForward): the block's dS stays in cache instead of a head's
+// T x T going to memory and back four times. dk and dv sum the blocks'
+// terms in block order (deterministic: one task per head).
+func (t *Trainer) attentionBackwardBlocked(lt *layerTape, dO, dq, dk, dv []float32, rows int) {
+	c := t.c
+	T, D, H := c.Context, c.DModel, c.Heads
+	d := D / H
+	scale := float32(1 / math.Sqrt(float64(d)))
+	native.ParallelFor(rows*H, t.workers, func(bh int) {
+		off := (bh/H)*T*D + (bh%H)*d
+		P := lt.p[bh*T*T : (bh+1)*T*T]
+		buf := t.pathScratch(attnRowBlock * T)
+		defer t.scratch.Put(buf)
+		dS := *buf
+		for i0 := 0; i0 < T; i0 += attnRowBlock {
+			i1 := min(T, i0+attnRowBlock)
+			m, acc := i1-i0, i0 > 0
+			// dv[:i1] (+)= P[i0:i1]^T dO[i0:i1]: rows past i1 get nothing from this block.
+			native.Gemm{C: dv[off:], A: P[i0*T:], B: dO[off+i0*D:], M: i1, K: m, N: d, Ldc: D, Lda: T, Ldb: D,
+				TA: true, Acc: acc, Workers: 1}.Run()
+			if i1 < T && i0 == 0 {
+				for j := i1; j < T; j++ {
+					clear(dv[off+j*D : off+j*D+d])
+					clear(dk[off+j*D : off+j*D+d])
+				}
+			}
+			native.Gemm{C: dS, A: dO[off+i0*D:], B: lt.v[off:], M: m, K: d, N: i1, Ldc: T, Lda: D, Ldb: D,
+				TB: true, Workers: 1}.Run()
+			for i := i0; i < i1; i++ {
+				rd := t.pc.probDot(dO[off+i*D:off+i*D+d], lt.o[off+i*D:off+i*D+d]) // sum_j P_ij dP_ij = dO_i . O_i
+				row, pr := dS[(i-i0)*T:(i-i0+1)*T], P[i*T:(i+1)*T]
+				for j := 0; j <= i; j++ {
+					row[j] = pr[j] * (row[j] - rd) * scale
+				}
+				clear(row[i+1 : i1])
+			}
+			native.Gemm{C: dq[off+i0*D:], A: dS, B: lt.k[off:], M: m, K: i1, N: d, Ldc: D, Lda: T, Ldb: D,
+				Workers: 1}.Run()
+			native.Gemm{C: dk[off:], A: dS, B: lt.q[off+i0*D:], M: i1, K: m, N: d, Ldc: D, Lda: T, Ldb: D,
+				TA: true, Acc: acc, Workers: 1}.Run()
+		}
+	})
 }
 
 // attentionBackward takes dy, the gradient of block l's attention output,
@@ -152,9 +213,18 @@ func (t *Trainer) attentionBackward(params, grads [][]float32, l int, lt *layerT
 			dG = t.ar.raw(N * H)
 		}
 	}
-	dSall := t.ar.raw(rows * H * T * T)
 	scale := float32(1 / math.Sqrt(float64(d)))
+	if !t.v.Householder {
+		t.attentionBackwardBlocked(lt, dO, dq, dk, dv, rows)
+	}
+	var dSall []float32
+	if t.v.Householder { // PaTH's transport reads a head's whole dS (householder_attention.go)
+		dSall = t.ar.raw(rows * H * T * T)
+	}
 	native.ParallelFor(rows*H, t.workers, func(bh int) {
+		if dSall == nil {
+			return
+		}
 		off := (bh/H)*T*D + (bh%H)*d
 		P, dS := lt.p[bh*T*T:(bh+1)*T*T], dSall[bh*T*T:(bh+1)*T*T]
 		native.Gemm{C: dv[off:], A: P, B: dO[off:], M: T, K: T, N: d, Ldc: D, Ldb: D,

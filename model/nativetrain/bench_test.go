@@ -43,6 +43,18 @@ func BenchmarkStepShapes(b *testing.B) {
 	}
 }
 
+// BenchmarkStepProtocol times the paper protocol's training shape: d_model
+// 128, 2 layers, 4 heads of 32, d_hidden 512, T = 512 x batch 8 (4,096
+// tokens a step), for rope, random-qkv and path. Run it with -count and
+// BenchmarkGemmPeak for same-run ratios:
+//
+//	go test -tags noxla -run '^$' -bench 'StepProtocol|GemmPeak' -benchtime 5x -count 5 ./model/nativetrain/
+func BenchmarkStepProtocol(b *testing.B) {
+	for _, v := range []string{"rope", "random-qkv", "path"} {
+		b.Run(v, func(b *testing.B) { benchStep(b, v, 128, 2, 512, 4096) })
+	}
+}
+
 func benchStep(b *testing.B, v string, D, L, T, tokens int) {
 	c := nativetrain.TestConfig(v)
 	c.DModel, c.Heads, c.DHidden, c.Layers = D, D/32, 4*D, L

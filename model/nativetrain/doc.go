@@ -31,6 +31,6 @@
 // are bitwise the same for the same inputs whatever the thread timing and
 // the number of workers (TestStepsWorkerIndependent).
 //
-// Speed: BenchmarkStepShapes and BenchmarkGemmPeak measure it; the
+// Speed: BenchmarkStepShapes, BenchmarkStepProtocol and BenchmarkGemmPeak measure it; the
 // versions and their figures are in docs/performance-history.md.
 package nativetrain

@@ -84,7 +84,7 @@ func (t *Trainer) forward(params [][]float32, tokens, targets []int32, rows int,
 			table = t.param(params, "angles")
 		}
 		var err error
-		if f.cos, f.sin, err = modelspec.RotationCosSin(c, table, tokens, rows, T); err != nil {
+		if f.cos, f.sin, err = t.rotationCosSin(table, tokens, rows); err != nil {
 			return nil, fmt.Errorf("nativetrain: %s rotation: %w", c.Variant, err)
 		}
 	}
@@ -114,11 +114,7 @@ func (t *Trainer) forward(params [][]float32, tokens, targets []int32, rows int,
 		next := t.ar.raw(N * D)
 		t.forRows(N, func(i0, i1 int) {
 			for i := i0; i < i1; i++ {
-				u := lt.u[i*F : (i+1)*F]
-				for j := range u {
-					u[j] += b1[j]
-				}
-				native.GELUTanh(u, lt.th[i*F:(i+1)*F], lt.gel[i*F:(i+1)*F])
+				native.GELUTanh(lt.u[i*F:(i+1)*F], b1, lt.th[i*F:(i+1)*F], lt.gel[i*F:(i+1)*F])
 				nr, xr := next[i*D:(i+1)*D], xm[i*D:(i+1)*D]
 				for j := range nr {
 					nr[j] = xr[j] + b2[j]
@@ -170,6 +166,47 @@ func (t *Trainer) forward(params [][]float32, tokens, targets []int32, rows int,
 		f.dlogits = logits
 	}
 	return f, nil
+}
+
+// rotationCosSin is modelspec.RotationCosSin of the batch, one window per
+// task (a window's angles depend on its own tokens only, so the result does
+// not depend on the workers): a serial pass was ~10% of a RoPE step's wall
+// time at T = 512. RoPE's angles depend only on the position, so they are
+// computed once and kept (t.rope) for every later batch of the same rows.
+func (t *Trainer) rotationCosSin(table []float32, tokens []int32, rows int) (cos, sin []float32, err error) {
+	c := t.c
+	T, n := c.Context, c.Context*c.DModel // a window's values: T positions x H heads x d
+	if t.v.AngleProj {
+		return nil, nil, nil // each block projects its own (angleproj.go)
+	}
+	rope := t.v.Rotation == modelspec.RotationRoPE
+	if rope && t.rope.rows == rows {
+		return t.rope.cos, t.rope.sin, nil
+	}
+	if rope {
+		cos, sin = make([]float32, rows*n), make([]float32, rows*n)
+	} else {
+		cos, sin = t.ar.raw(rows*n), t.ar.raw(rows*n)
+	}
+	errs := make([]error, rows)
+	native.ParallelFor(rows, t.workers, func(b int) {
+		cs, sn, err := modelspec.RotationCosSin(c, table, tokens[b*T:(b+1)*T], 1, T)
+		if err != nil {
+			errs[b] = fmt.Errorf("window %d: %w", b, err)
+			return
+		}
+		copy(cos[b*n:(b+1)*n], cs)
+		copy(sin[b*n:(b+1)*n], sn)
+	})
+	for _, err := range errs {
+		if err != nil {
+			return nil, nil, err
+		}
+	}
+	if rope {
+		t.rope.rows, t.rope.cos, t.rope.sin = rows, cos, sin
+	}
+	return cos, sin, nil
 }
 
 // rmsNorm returns n = x / sqrt(mean(x^2) + eps) per row, a = n * gain and

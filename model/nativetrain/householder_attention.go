@@ -102,9 +102,9 @@ func (t *Trainer) pathScores(lt *layerTape, bh int, s []float32) {
 	dot(rm, p.w, p.k)
 	p.maskBeta(rm)
 	unitLowerInverse(p.ainv, nm, T, T, nL) // nL is free until lowerQW
-	native.Gemm{C: p.coeff, A: p.ainv, B: rm, M: T, K: T, N: T, Tri: native.LowerA, Workers: 1}.Run()
+	native.Gemm{C: p.coeff, A: p.ainv, B: rm, M: T, K: T, N: T, Tri: t.pc.coeffTri, Workers: 1}.Run()
 	p.lowerQW(nL, -1)
-	native.Gemm{C: s, A: nL, B: p.coeff, M: T, K: T, N: T, Acc: true, Tri: native.LowerA, Workers: 1}.Run()
+	native.Gemm{C: s, A: nL, B: p.coeff, M: T, K: T, N: T, Acc: true, Tri: native.LowerA | native.LowerB, Workers: 1}.Run()
 }
 
 // pathScoresBackward takes dS, the gradient of one (window, head)'s
@@ -122,7 +122,7 @@ func (t *Trainer) pathScoresBackward(lt *layerTape, bh int, dS, dq, dk, dw, dbet
 		g.Run()
 	}
 	// m1 = dL = -tril(dS C^T).
-	gemm(native.Gemm{C: m1, A: dS, B: p.coeff, M: T, K: T, N: T, TB: true, Tri: native.LowerC})
+	gemm(native.Gemm{C: m1, A: dS, B: p.coeff, M: T, K: T, N: T, TB: true, Tri: native.LowerC | native.LowerA | native.UpperB})
 	for i := 0; i < T; i++ {
 		row := m1[i*T : (i+1)*T]
 		for j := 0; j <= i; j++ {
@@ -134,11 +134,11 @@ func (t *Trainer) pathScoresBackward(lt *layerTape, bh int, dS, dq, dk, dw, dbet
 	gemm(native.Gemm{C: dw[o:], A: m1, B: p.q[o:], M: T, K: T, N: d, Ldc: D, Ldb: D, TA: true, Tri: native.UpperA})
 	// m3 = strict(L^T dS) = -dC; m2 = X = -strict(A'^T m3).
 	p.lowerQW(m2, 1)
-	gemm(native.Gemm{C: m3, A: m2, B: dS, M: T, K: T, N: T, TA: true, Tri: native.UpperA})
+	gemm(native.Gemm{C: m3, A: m2, B: dS, M: T, K: T, N: T, TA: true, Tri: native.LowerC | native.UpperA | native.LowerB})
 	for i := 0; i < T; i++ {
 		clear(m3[i*T+i : (i+1)*T])
 	}
-	gemm(native.Gemm{C: m2, A: p.ainv, B: m3, M: T, K: T, N: T, TA: true, Tri: native.UpperA})
+	gemm(native.Gemm{C: m2, A: p.ainv, B: m3, M: T, K: T, N: T, TA: true, Tri: native.LowerC | native.UpperA | native.LowerB})
 	for i := 0; i < T; i++ {
 		row := m2[i*T : (i+1)*T]
 		for j := 0; j < i; j++ {
@@ -147,7 +147,7 @@ func (t *Trainer) pathScoresBackward(lt *layerTape, bh int, dS, dq, dk, dw, dbet
 		clear(row[i:])
 	}
 	// m1 = Z = -strict(X C^T).
-	gemm(native.Gemm{C: m1, A: m2, B: p.coeff, M: T, K: T, N: T, TB: true, Tri: native.LowerC})
+	gemm(native.Gemm{C: m1, A: m2, B: p.coeff, M: T, K: T, N: T, TB: true, Tri: native.LowerC | native.LowerA | native.UpperB})
 	for i := 0; i < T; i++ {
 		row := m1[i*T : (i+1)*T]
 		for j := 0; j < i; j++ {

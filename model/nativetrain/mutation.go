@@ -22,6 +22,7 @@ type pieces struct {
 	betaGrad  func(dx, dbeta, beta []float32)                                                                          // beta: through beta = 2 sigmoid(x)
 	keysViaR  func(g native.Gemm)                                                                                      // householder: dk += m2^T w
 	routeSum  func(t *Trainer, dpsi []float32, rows int)                                                               // angleproj: dtheta_s = sum_{t>=s} dpsi_t
+	coeffTri  native.Tri                                                                                               // path-tri: the triangles C = A' R declares (its tiles skipped)
 }
 
 var correctPieces = pieces{
@@ -36,6 +37,7 @@ var correctPieces = pieces{
 	betaGrad:  betaGrad,
 	keysViaR:  runGemm1,
 	routeSum:  (*Trainer).routeSuffixSum,
+	coeffTri:  native.LowerA | native.LowerB,
 }
 
 // brokenPieces are the wrong versions, by mutation name.
@@ -61,6 +63,9 @@ var brokenPieces = map[string]func(p *pieces){
 		}
 	},
 	"angleproj": func(p *pieces) { p.routeSum = func(*Trainer, []float32, int) {} },
+	// R's triangle declared upper instead of lower: the product skips the
+	// reduction terms that are not zero.
+	"path-tri": func(p *pieces) { p.coeffTri = native.LowerA | native.UpperB },
 }
 
 // broken names the mutation the next New applies ("": none).
@@ -76,19 +81,25 @@ func newPieces() *pieces {
 	return &p
 }
 
-// Mutation is a piece BreakForTest can break and a variant whose gradient
-// goes through it.
-type Mutation struct{ Piece, Variant string }
+// Mutation is a piece BreakForTest can break, a variant whose gradient
+// goes through it and the context the check needs (0: the smoke shape's;
+// a skipped tile needs more than one 64-column panel).
+type Mutation struct {
+	Piece, Variant string
+	Context        int
+}
 
 var mutations = []Mutation{
-	{"gelu", "learned-qkv"}, {"softmax", "learned-qkv"}, {"rmsnorm", "learned-qkv"},
-	{"rotation", "learned-qkv"}, {"rotation-sign", "learned-qkv"}, {"angles", "learned-qkv"}, {"embed", "learned-qkv"},
+	{"gelu", "learned-qkv", 0}, {"softmax", "learned-qkv", 0}, {"rmsnorm", "learned-qkv", 0},
+	{"rotation", "learned-qkv", 0}, {"rotation-sign", "learned-qkv", 0}, {"angles", "learned-qkv", 0}, {"embed", "learned-qkv", 0},
 	// PaTH (householder_steps.go, householder_attention.go): the keys' gradient through the
 	// transport's R, the strengths', the short convolution's taps, FoX's gate.
-	{"householder", "path"}, {"beta", "path"}, {"conv", "path"}, {"gate", "path-fox"},
+	{"householder", "path", 0}, {"beta", "path", 0}, {"conv", "path", 0}, {"gate", "path-fox", 0},
+	// PaTH's T x T products skip the tiles their triangles make zero (native.LowerB, UpperB).
+	{"path-tri", "path", 130},
 	// learned-proj-qkv (angleproj.go): the angles' gradient taken per
 	// position (dtheta_s = dpsi_s) instead of the suffix sum over the route.
-	{"angleproj", "learned-proj-qkv"},
+	{"angleproj", "learned-proj-qkv", 0},
 }
 
 // Mutations lists the pieces BreakForTest can break.

@@ -31,6 +31,10 @@ type Trainer struct {
 	ar      arena     // a step's buffers, reused by the next
 	scratch sync.Pool // *[]float32: per-task buffers of the PaTH transport (householder_attention.go)
 	pc      *pieces   // the backward pieces a mutation check can break (mutation.go)
+	rope    struct {  // RoPE's rotation of the last batch shape (forward.go: rotationCosSin); read-only
+		rows     int
+		cos, sin []float32
+	}
 
 	p, m, vv [][]float32
 }

@@ -37,7 +37,7 @@ func unitLowerInverse(y, nm []float32, n, ld int, tmp []float32) {
 	unitLowerInverse(y, nm, h, ld, tmp)
 	unitLowerInverse(y[h*ld+h:], nm[h*ld+h:], m, ld, tmp)
 	// tmp = C A' (m x h), then the lower-left block = -D' tmp.
-	native.Gemm{C: tmp, A: nm[h*ld:], B: y, M: m, K: h, N: h, Lda: ld, Ldb: ld, Tri: native.Dense, Workers: 1}.Run()
+	native.Gemm{C: tmp, A: nm[h*ld:], B: y, M: m, K: h, N: h, Lda: ld, Ldb: ld, Tri: native.LowerB, Workers: 1}.Run()
 	for i := 0; i < m*h; i++ {
 		tmp[i] = -tmp[i]
 	}
