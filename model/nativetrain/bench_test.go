@@ -81,6 +81,20 @@ func benchStep(b *testing.B, v string, D, L, T, tokens int) {
 	b.ReportMetric(float64(ms.HeapInuse)/(1<<20), "heap-MB")
 }
 
+// BenchmarkTrainProtocol times AdamW steps of every default variant
+// (modelspec.DefaultVariants) at the protocol shape: d_model 128, 2 layers,
+// 4 heads of 32, d_hidden 512, T 512, batch 8 (4,096 tokens a step). Its
+// GFLOP/s (model.FlopsPerStep: matmul FLOPs, PaTH's transport not counted,
+// so PaTH's figure reads as "RoPE-equivalent work per second") is what
+// `make bench-speed` divides by the same run's OpenBLAS 2-thread peak.
+//
+//	go test -tags noxla -run '^$' -bench TrainProtocol -benchtime 3x ./model/nativetrain/
+func BenchmarkTrainProtocol(b *testing.B) {
+	for _, v := range modelspec.DefaultVariants() {
+		b.Run("variant="+v, func(b *testing.B) { benchStep(b, v, 128, 2, 512, 4096) })
+	}
+}
+
 // BenchmarkGemmPeak is the reference for the trainer's GFLOP/s: native.MatMul
 // on large products, all cores (the kernel's own best big-GEMM figure).
 func BenchmarkGemmPeak(b *testing.B) {
