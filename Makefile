@@ -186,6 +186,13 @@ bench-paper-eval: setup
 bench-speed: setup $(BIN)
 	BIN=$(BIN) GO=$(GO) bash scripts/bench-speed.sh
 
+# Where a native training step's time goes (docs/training.md): CPU profiles
+# of one step at the cpu-v1 and the protocol shape for rope, random-qkv and
+# path, bucketed into GEMM, packing, attention, PaTH's T x T work,
+# elementwise, optimizer and runtime. ~2-4 minutes on 2 cores.
+step-profile: modules
+	GO=$(GO) bash scripts/step-profile.sh
+
 bench-compare: $(BIN)
 	@test -n "$(OLD)" -a -n "$(NEW)" || { echo "usage: make bench-compare OLD=<commit> NEW=<commit> (files in $(BENCH_DIR))"; exit 2; }
 	./$(BIN) bench compare $(BENCH_DIR)/$(OLD).txt $(BENCH_DIR)/$(NEW).txt

@@ -18,6 +18,12 @@ COUNT=${COUNT:-3}
 dir=.routebench/bench
 mkdir -p "$dir"
 
+# OpenBLAS's kernel: its own detection (Debian's 0.3.21) or an inherited
+# OPENBLAS_CORETYPE (this machine's environment says Haswell: AVX2, half the
+# AVX-512 rate) would make the yardstick too low; SkylakeX is its AVX-512
+# sgemm kernel. BENCH_OPENBLAS_CORETYPE picks another.
+export OPENBLAS_CORETYPE=${BENCH_OPENBLAS_CORETYPE:-SkylakeX}
+
 dpkg -s libopenblas-dev >/dev/null 2>&1 || { apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y libopenblas-dev; }
 
 commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)

@@ -95,6 +95,21 @@ func BenchmarkTrainProtocol(b *testing.B) {
 	}
 }
 
+// BenchmarkStepProfile is the step scripts/step-profile.sh profiles (make
+// step-profile): d_model 128, 2 layers, 4 heads, at the cpu-v1 shape (T 128,
+// batch 16) and the protocol shape (T 512, batch 8), for rope, random-qkv
+// and path.
+func BenchmarkStepProfile(b *testing.B) {
+	for _, sh := range []struct {
+		name      string
+		T, tokens int
+	}{{"cpu-v1", 128, 2048}, {"protocol", 512, 4096}} {
+		for _, v := range []string{"rope", "random-qkv", "path"} {
+			b.Run("shape="+sh.name+"/variant="+v, func(b *testing.B) { benchStep(b, v, 128, 2, sh.T, sh.tokens) })
+		}
+	}
+}
+
 // BenchmarkGemmPeak is the reference for the trainer's GFLOP/s: native.MatMul
 // on large products, all cores (the kernel's own best big-GEMM figure).
 func BenchmarkGemmPeak(b *testing.B) {
