@@ -50,7 +50,16 @@ if [ -f "$dir/$parent.txt" ]; then
   echo "bench-speed: against the parent commit $parent ($dir/$parent.txt):"
   "$BIN" bench compare "$dir/$parent.txt" "$out"
 else
-  echo "bench-speed: no $dir/$parent.txt for the parent commit $parent: no comparison (run make bench-speed there to make one)"
+  echo "bench-speed: no $dir/$parent.txt for the parent commit $parent: no comparison with it (run make bench-speed there to make one)"
+  # The nearest older commit that has a file, so that a run still says
+  # what changed since the last measured commit (and says which one).
+  for c in $(git rev-list --abbrev-commit --max-count=30 HEAD^ 2>/dev/null | tail -n +2); do
+    if [ -f "$dir/$c.txt" ]; then
+      echo "bench-speed: against the nearest measured ancestor $c ($dir/$c.txt) instead:"
+      "$BIN" bench compare "$dir/$c.txt" "$out"
+      break
+    fi
+  done
 fi
 echo
 echo "bench-speed: summary, this run ($out):"

@@ -16,21 +16,24 @@
 # the profiled step samples; a second table splits GEMM by the trainer
 # function that called it where the stack shows it (products run on the
 # caller's goroutine; tiles on native's workers show no caller).
-# Profiles and the text stacks stay in $OUT (default .routebench/step-profile).
+# Profiles and the text stacks stay in $OUT (default .routebench/step-profile);
+# REPORT_ONLY=1 prints the tables again from them.
 set -eo pipefail
 GO=${GO:-go}
 OUT=${OUT:-.routebench/step-profile}
 mkdir -p "$OUT"
-$GO test -c -o "$OUT/nativetrain.test" ./model/nativetrain/
+# REPORT_ONLY=1 re-buckets the profiles already in $OUT without running.
+[ -n "$REPORT_ONLY" ] || $GO test -c -o "$OUT/nativetrain.test" ./model/nativetrain/
 runs=()
 for shape in cpu-v1 protocol; do
   n=5; [ $shape = protocol ] && n=3
   for v in rope random-qkv path; do
     r=$shape.$v
+    runs+=("$r")
+    [ -z "$REPORT_ONLY" ] || continue
     "$OUT/nativetrain.test" -test.run '^$' -test.bench "^BenchmarkStepProfile\$/^shape=$shape\$/^variant=$v\$" \
       -test.benchtime ${n}x -test.cpuprofile "$OUT/$r.prof" > "$OUT/$r.bench"
     $GO tool pprof -traces -lines "$OUT/nativetrain.test" "$OUT/$r.prof" > "$OUT/$r.traces" 2>/dev/null
-    runs+=("$r")
   done
 done
 
@@ -77,7 +80,7 @@ echo "step-profile: % of a step's CPU samples by category (d_model 128, 2 layers
   for c in $cats; do
     printf "%s" "$c"
     for r in "${runs[@]}"; do
-      awk -F'\t' -v c="${c//-/ }" '$1 !~ /^gemm:/ { t += $2 } $1 == c { x = $2 } END { printf "\t%.1f", t > 0 ? 100*x/t : 0 }' "$OUT/$r.buckets"
+      awk -F'\t' -v c="${c//-/ }" '$1 !~ /^gemm:/ { t += $2 } $1 == c { x = $2 } END { printf "\t%.1f", (t > 0) ? 100*x/t : 0 }' "$OUT/$r.buckets"
     done
     echo
   done
