@@ -75,12 +75,13 @@ func TrainFlops(c modelspec.Config) float64 {
 }
 
 // pathCubic is the work of PaTH's T x T x T products per (window, head,
-// layer) and training step, in units of T^3 flops. The native trainer (model/nativetrain/
-// householder_attention.go) builds (I + N)^-1, C = A' R and L C forward and
-// about four more triangular T x T x T products backward: some 2-3 T^3
-// flops. Fitted, with the PaTH train rate's 1.23x base per flop, to both measured PaTH trainings on the dev
-// machine: T = 128, batch 16 (cpu-v1: 38-40 s) and T = 512, batch 8 (cpu
-// profile v2: 197 s path, 221 s path-fox), 400 steps each.
+// layer) and training step, in units of T^3 flops. The native trainer
+// (model/nativetrain/householder_attention.go) builds (I + N)^-1, C = A' R
+// and L C forward and about four more triangular T x T x T products
+// backward: some 2-3 T^3 flops. Fitted, with the PaTH train rate's 1.23x
+// base per flop, to both measured PaTH trainings on the dev machine:
+// T = 128, batch 16 (cpu-v1: 38-40 s) and T = 512, batch 8 (cpu profile
+// v2: 197 s path, 221 s path-fox), 400 steps each.
 const pathCubic = 2.6
 
 // PathTrainCubic is PaTH's O(T^3)-per-head training work (0 for other
