@@ -11,7 +11,7 @@ PROFILE ?= cpu
 BENCH_DIR := .routebench/bench
 GO_SOURCES := $(shell find . -name '*.go' -not -path './.cache/*' -not -path './.routebench/*') go.mod go.sum pipeline/moddeps.json
 
-.PHONY: all setup modules moddeps corpus build gpu-binary gpu-bundle gpu-check-dryrun key-parity test-xla portable bench-paper-eval reproduce smoke gate baseline sweep-smoke study-gap study-scale study-scale-512 test test-short test-slurm slurm-packages bench bench-compare clean clean-store
+.PHONY: all setup modules moddeps corpus build gpu-binary gpu-bundle gpu-check-dryrun key-parity test-xla portable bench-paper-eval reproduce smoke gate baseline sweep-smoke study-gap study-scale study-scale-512 test test-short test-slurm slurm-packages bench bench-compare bench-speed step-profile clean clean-store
 
 all: build
 
@@ -177,6 +177,21 @@ bench: setup
 # of evaluator for the paper profile.
 bench-paper-eval: setup
 	ROUTEBENCH_PAPER_EVAL=1 $(GO) test -run '^$$' -bench 'ForwardPaper|GomlxEvaluators' -benchtime 1x -count 1 -timeout 0 ./benchmarks/
+
+# Issue 22's speed figures in one run (docs/benchmarks.md): OpenBLAS's and
+# the native sgemm's peaks and trainer shapes, training GFLOP/s per variant
+# at the protocol shape, attention at 4,096 and 65,536, PaTH evaluation;
+# benchfmt in $(BENCH_DIR)/<commit>.txt, compared with the parent commit's.
+# Installs libopenblas-dev (root) the first time. ~5-8 minutes on 2 cores.
+bench-speed: setup $(BIN)
+	BIN=$(BIN) GO=$(GO) bash scripts/bench-speed.sh
+
+# Where a native training step's time goes (docs/training.md): CPU profiles
+# of one step at the cpu-v1 and the protocol shape for rope, random-qkv and
+# path, bucketed into GEMM, packing, attention, PaTH's T x T work,
+# elementwise, optimizer and runtime. ~2-4 minutes on 2 cores.
+step-profile: modules
+	GO=$(GO) bash scripts/step-profile.sh
 
 bench-compare: $(BIN)
 	@test -n "$(OLD)" -a -n "$(NEW)" || { echo "usage: make bench-compare OLD=<commit> NEW=<commit> (files in $(BENCH_DIR))"; exit 2; }

@@ -3,6 +3,7 @@ package benchmarks
 import (
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"testing"
 
 	"routebench/internal/procstat"
@@ -65,32 +66,57 @@ func BenchmarkAttention(b *testing.B) {
 	b.Logf("native kernels: %s", native.KernelName())
 	for _, v := range attnVariants {
 		for _, L := range benchLengths {
-			b.Run(fmt.Sprintf("variant=%s/L=%d", v.name, L), func(b *testing.B) {
-				r := rand.New(rand.NewPCG(uint64(L), 1))
-				spec := nativeeval.AttentionSpec{L: L, Heads: benchHeads, DHead: benchDHead, Rotation: v.rotation,
-					RopeBase: 10000, ValueRot: v.valueRot, ALiBi: v.alibi}
-				if v.rotation == "accumulated" {
-					const V = 257
-					spec.Angles = randFloats(r, V*benchHeads*benchDHead/2)
-					spec.Tokens = make([]int32, L)
-					for i := range spec.Tokens {
-						spec.Tokens[i] = int32(r.IntN(V))
-					}
-				}
-				a, err := nativeeval.NewAttention(spec)
-				if err != nil {
-					b.Fatal(err)
-				}
-				D := benchHeads * benchDHead
-				qkv, out := randFloats(r, L*3*D), make([]float32, L*D)
-				a.Run(out, qkv, 0) // warm caches and the page tables of out
-				b.ResetTimer()
-				cpu0 := procstat.CPUSeconds()
-				for b.Loop() {
-					a.Run(out, qkv, 0)
-				}
-				reportAttention(b, a.FLOPs(), L, cpu0)
-			})
+			b.Run(fmt.Sprintf("variant=%s/L=%d", v.name, L), func(b *testing.B) { benchAttention(b, v.rotation, v.valueRot, v.alibi, L) })
 		}
 	}
+}
+
+// longEnv opts into BenchmarkAttentionLong: ~4 s an iteration (1.1 TFLOP
+// a head set), too long for `make bench`'s ten repetitions of every
+// benchmark; `make bench-speed` sets it and runs one iteration.
+const longEnv = "ROUTEBENCH_LONG_ATTENTION"
+
+// BenchmarkAttentionLong is BenchmarkAttention at L = 65,536 (the cpu
+// profile's longest evaluation window) for rope and random-qkv.
+//
+//	ROUTEBENCH_LONG_ATTENTION=1 go test -tags noxla -run '^$' -bench AttentionLong -benchtime 1x ./benchmarks/
+func BenchmarkAttentionLong(b *testing.B) {
+	if os.Getenv(longEnv) == "" {
+		b.Skipf("set %s=1 to run (about 4 s an iteration per variant)", longEnv)
+	}
+	for _, v := range attnVariants {
+		if v.name != "rope" && v.name != "random-qkv" {
+			continue
+		}
+		b.Run(fmt.Sprintf("variant=%s/L=%d", v.name, 65536), func(b *testing.B) { benchAttention(b, v.rotation, v.valueRot, v.alibi, 65536) })
+	}
+}
+
+func benchAttention(b *testing.B, rotation string, valueRot, alibi bool, L int) {
+	r := rand.New(rand.NewPCG(uint64(L), 1))
+	spec := nativeeval.AttentionSpec{L: L, Heads: benchHeads, DHead: benchDHead, Rotation: rotation,
+		RopeBase: 10000, ValueRot: valueRot, ALiBi: alibi}
+	if rotation == "accumulated" {
+		const V = 257
+		spec.Angles = randFloats(r, V*benchHeads*benchDHead/2)
+		spec.Tokens = make([]int32, L)
+		for i := range spec.Tokens {
+			spec.Tokens[i] = int32(r.IntN(V))
+		}
+	}
+	a, err := nativeeval.NewAttention(spec)
+	if err != nil {
+		b.Fatal(err)
+	}
+	D := benchHeads * benchDHead
+	qkv, out := randFloats(r, L*3*D), make([]float32, L*D)
+	if L < 65536 { // at 65,536 one run is seconds: page faults are noise, a warm-up doubles the cost
+		a.Run(out, qkv, 0) // warm caches and the page tables of out
+	}
+	b.ResetTimer()
+	cpu0 := procstat.CPUSeconds()
+	for b.Loop() {
+		a.Run(out, qkv, 0)
+	}
+	reportAttention(b, a.FLOPs(), L, cpu0)
 }

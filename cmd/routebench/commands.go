@@ -201,8 +201,11 @@ func exportArtifact(art *artifacts.Artifact, dir string) ([]string, error) {
 }
 
 func cmdBench(args []string) error {
-	if len(args) != 3 || args[0] != "compare" {
-		return fmt.Errorf("bench: want `bench compare OLD NEW` (two benchmark files, e.g. from `make bench`): %w", errUsage)
+	switch {
+	case len(args) == 3 && args[0] == "compare":
+		return compare.Files(os.Stdout, args[1], args[2])
+	case len(args) == 2 && args[0] == "summary":
+		return compare.Summary(os.Stdout, args[1])
 	}
-	return compare.Files(os.Stdout, args[1], args[2])
+	return fmt.Errorf("bench: want `bench compare OLD NEW` (two benchmark files, e.g. from `make bench`) or `bench summary FILE` (one run's GFLOP/s against its OpenBLAS peak, from `make bench-speed`): %w", errUsage)
 }

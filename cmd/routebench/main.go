@@ -40,6 +40,7 @@ commands:
                        --wait exports RESULTS.md as reproduce does)
   bench compare OLD NEW
                        compare two benchmark files (benchstat-style)
+  bench summary FILE   one run's GFLOP/s figures against its OpenBLAS peak (make bench-speed)
 
 common flags (after the command):
   --profile NAME       smoke | cpu | cpu-v1 | paper (default cpu)

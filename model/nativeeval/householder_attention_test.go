@@ -2,6 +2,7 @@ package nativeeval
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -145,14 +146,20 @@ func TestPathTransportNorms(t *testing.T) {
 }
 
 // BenchmarkPathAttention times one layer's streaming PaTH attention (steps
-// given, block preparation included) at L = 4,096, 4 heads of 32 (the cpu
-// profile's heads). Metrics: GFLOP/s by pathFLOPs (score, value and the
-// query's transport) and by the plain-attention count (4 L^2/2 d H), and
-// tokens/s.
+// given, block preparation included) at L = 1,024 and 4,096, 4 heads of 32
+// (the cpu profile's heads). Metrics: GFLOP/s by pathFLOPs (score, value
+// and the query's transport) and by the plain-attention count
+// (4 L^2/2 d H), and tokens/s.
 //
 //	go test -tags noxla -run '^$' -bench PathAttention -benchtime 5x ./model/nativeeval/
 func BenchmarkPathAttention(b *testing.B) {
-	const L, H, d = 4096, 4, 32
+	for _, L := range []int{1024, 4096} {
+		b.Run(fmt.Sprintf("L=%d", L), func(b *testing.B) { benchPathAttention(b, L) })
+	}
+}
+
+func benchPathAttention(b *testing.B, L int) {
+	const H, d = 4, 32
 	s := &attnShape{L: L, H: H, d: d}
 	bufs := newHeadBufs(s)
 	r := rand.New(rand.NewPCG(1, 2))
@@ -176,5 +183,5 @@ func BenchmarkPathAttention(b *testing.B) {
 	sec := time.Since(t0).Seconds() / float64(b.N)
 	b.ReportMetric(pathFLOPs(L, H, d)/sec/1e9, "GFLOP/s")
 	b.ReportMetric(4*float64(L)*float64(L)/2*d*H/sec/1e9, "plain-GFLOP/s")
-	b.ReportMetric(L/sec, "tokens/s")
+	b.ReportMetric(float64(L)/sec, "tokens/s")
 }

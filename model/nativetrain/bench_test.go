@@ -93,6 +93,35 @@ func benchStep(b *testing.B, v string, D, L, T, tokens int) {
 	b.ReportMetric(float64(ms.HeapInuse)/(1<<20), "heap-MB")
 }
 
+// BenchmarkTrainProtocol times AdamW steps of every default variant
+// (modelspec.DefaultVariants) at the protocol shape: d_model 128, 2 layers,
+// 4 heads of 32, d_hidden 512, T 512, batch 8 (4,096 tokens a step). Its
+// GFLOP/s (model.FlopsPerStep: matmul FLOPs, PaTH's transport not counted,
+// so PaTH's figure reads as "RoPE-equivalent work per second") is what
+// `make bench-speed` divides by the same run's OpenBLAS 2-thread peak.
+//
+//	go test -tags noxla -run '^$' -bench TrainProtocol -benchtime 3x ./model/nativetrain/
+func BenchmarkTrainProtocol(b *testing.B) {
+	for _, v := range modelspec.DefaultVariants() {
+		b.Run("variant="+v, func(b *testing.B) { benchStep(b, v, 128, 2, 512, 4096) })
+	}
+}
+
+// BenchmarkStepProfile is the step scripts/step-profile.sh profiles (make
+// step-profile): d_model 128, 2 layers, 4 heads, at the cpu-v1 shape (T 128,
+// batch 16) and the protocol shape (T 512, batch 8), for rope, random-qkv
+// and path.
+func BenchmarkStepProfile(b *testing.B) {
+	for _, sh := range []struct {
+		name      string
+		T, tokens int
+	}{{"cpu-v1", 128, 2048}, {"protocol", 512, 4096}} {
+		for _, v := range []string{"rope", "random-qkv", "path"} {
+			b.Run("shape="+sh.name+"/variant="+v, func(b *testing.B) { benchStep(b, v, 128, 2, sh.T, sh.tokens) })
+		}
+	}
+}
+
 // BenchmarkGemmPeak is the reference for the trainer's GFLOP/s: native.MatMul
 // on large products, all cores (the kernel's own best big-GEMM figure).
 func BenchmarkGemmPeak(b *testing.B) {

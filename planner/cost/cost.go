@@ -66,11 +66,34 @@ func LayerParams(c modelspec.Config) float64 {
 // TrainFlops is the work of training c: per token 6 x non-embedding
 // params (forward and backward), 6 x layers x T x d_model for causal
 // attention (QK^T and AV, 2 x 2 x T x d forward over half the pairs,
-// times 3 with the backward) and 6 x d_model x vocab for the LM head.
+// times 3 with the backward) and 6 x d_model x vocab for the LM head;
+// for PaTH, PathTrainCubic(c) more.
 func TrainFlops(c modelspec.Config) float64 {
 	T, d, L := float64(c.Context), float64(c.DModel), float64(c.Layers)
 	perToken := 6*L*LayerParams(c) + 6*L*T*d + 6*d*float64(c.Vocab)
-	return float64(c.Steps) * float64(c.Batch) * T * perToken
+	return float64(c.Steps)*float64(c.Batch)*T*perToken + PathTrainCubic(c)
+}
+
+// pathCubic is the work of PaTH's T x T x T products per (window, head,
+// layer) and training step, in units of T^3 flops. The native trainer
+// (model/nativetrain/householder_attention.go) builds (I + N)^-1, C = A' R
+// and L C forward and about four more triangular T x T x T products
+// backward: some 2-3 T^3 flops. Fitted, with the PaTH train rate's 1.23x
+// base per flop, to both measured PaTH trainings on the dev machine:
+// T = 128, batch 16 (cpu-v1: 38-40 s) and T = 512, batch 8 (cpu profile
+// v2: 197 s path, 221 s path-fox), 400 steps each.
+const pathCubic = 2.6
+
+// PathTrainCubic is PaTH's O(T^3)-per-head training work (0 for other
+// variants): steps x batch x layers x heads x pathCubic x T^3. At T = 128
+// it is a tenth of a PaTH model's training flops; at T = 512 three fifths,
+// which a per-flop multiple measured at T = 128 cannot see.
+func PathTrainCubic(c modelspec.Config) float64 {
+	if ClassOf(c.Variant) != ClassPaTH {
+		return 0
+	}
+	T := float64(c.Context)
+	return float64(c.Steps) * float64(c.Batch) * float64(c.Layers) * float64(c.Heads) * pathCubic * T * T * T
 }
 
 // ForwardFlops is one forward pass over a window of length n: per layer
@@ -81,10 +104,22 @@ func ForwardFlops(m modelspec.Config, n int, attn float64) float64 {
 	return L*(2*N*LayerParams(m)+attn*2*N*N*d) + 2*N*d*float64(m.Vocab)
 }
 
-// pathAttention is how much more PaTH's attention costs per flop of the
-// plain kernel: kernelspeed measured path at 124.5 GFLOP/s against rope's
-// 220 at L=4096 while doing 2x the flops, 2 x 220/124.5 = 3.5.
-const pathAttention = 3.5
+// PathAttention is how much more PaTH's attention costs than the plain
+// kernel's at window length n, per flop of the plain count: the streaming
+// evaluator (model/nativeeval/householder_attention.go) does twice the
+// plain flops per pair, plus the per-block work of each key block's WY
+// form, which weighs less as n grows. 2.8 + 3.6 x 1,024 / n fits
+// kernelspeed's cpu-profile figures (path 46.5 and 117.1 GFLOP/s of its
+// 2x flops at 1,024 and 4,096, against rope's 149.0 and 216.7: 6.4x and
+// 3.7x); the flat 3.5 measured at 4,096 alone priced the cpu profile's
+// PaTH evaluations, dominated by 65,536-token windows, at 5m04s against a
+// measured 215-275 s.
+func PathAttention(n int) float64 { return pathAttnFar + pathAttnNear*1024/float64(n) }
+
+const (
+	pathAttnFar  = 2.8
+	pathAttnNear = 3.6
+)
 
 // EvalFlops is the work of evaluating model m under c: at every length
 // WindowsAt(L) forward passes, plus the far-mass diagnostic, which
@@ -92,13 +127,13 @@ const pathAttention = 3.5
 // more forward of those). Sliding protocols reuse the primary windows'
 // passes and cost nothing here.
 func EvalFlops(c evaluate.Config, m modelspec.Config) float64 {
-	attn := 1.0
-	if ClassOf(m.Variant) == ClassPaTH {
-		attn = pathAttention
-	}
 	var f float64
 	for _, mult := range c.Multipliers {
 		n := c.Context * mult
+		attn := 1.0
+		if ClassOf(m.Variant) == ClassPaTH {
+			attn = PathAttention(n)
+		}
 		w := c.WindowsAt(n) + min(c.FarWindows, c.WindowsAt(n))
 		f += float64(w) * ForwardFlops(m, n, attn)
 	}
@@ -181,14 +216,19 @@ const DevCores = 2
 //     checkpoints and held-out evals are in the rate). That predicts 65 s
 //     for the pilot at T=512, batch 8 (5.48e12 flops), measured 73 s: the
 //     rate is good to ~10% across shapes, not better. learned and proj
-//     (27-29 s for a few % more flops) are priced 1.05x base per flop;
-//     PaTH (2.29e12 flops, 38-40 s here, ~45 s in a busier run; its step
-//     measured 1.55-1.71x RoPE's) 1.5x.
+//     (27-29 s for a few % more flops) are priced 1.05x base per flop.
+//     PaTH: 1.23x base per flop plus its T^3 term (pathCubic), the two
+//     fitted to its trainings at T = 128 (2.34e12 + 2.8e11 flops, 38-40 s)
+//     and T = 512 (5.66e12 + 8.9e12 flops, 197-221 s, cpu profile v2,
+//     2026-12-02): 39 s and 208 s. The earlier flat 1.5x, fitted at
+//     T = 128 alone, said 1m40s at T = 512.
 //   - evaluate: 6.9e12 flops per base model (lengths 128..16,384,
 //     16 x 16,384 tokens at each, 4 far-mass windows), 39-46 s: 180
-//     GFLOP/s with 4 s fixed (loading shards and weights). PaTH: 2.0e13
-//     flops (its attention 3.5x) in 117-131 s, priced at 1.03x the base
-//     rate per flop.
+//     GFLOP/s with 4 s fixed (loading shards and weights). PaTH: 2.05e13
+//     flops (its attention PathAttention(n) x, 3.0x at 16,384) in 117-131
+//     s, priced at 1.03x the base rate per flop; the same rates say 4m19s
+//     for the cpu profile v2's PaTH evaluations (4.46e13 flops, lengths
+//     to 65,536), measured 215-275 s.
 //   - stepspeed: 7 rounds x 3 steps of 11 runs, 1.3e12 flops, 21 s: the
 //     train rate and 6 s fixed (building 11 models).
 //   - kernelspeed: 5 x 4 x 4 x 32 x (1024^2 + 4096^2) = 4.6e10 flops of
@@ -199,7 +239,7 @@ const DevCores = 2
 var builtin = map[string]Rate{
 	"train/" + ClassBase:       {SecPerFlop: 1 / 87e9, Overhead: 2},
 	"train/" + ClassProj:       {SecPerFlop: 1.05 / 87e9, Overhead: 2},
-	"train/" + ClassPaTH:       {SecPerFlop: 1.5 / 87e9, Overhead: 2},
+	"train/" + ClassPaTH:       {SecPerFlop: 1.23 / 87e9, Overhead: 2},
 	"evaluate/" + ClassBase:    {SecPerFlop: 1 / 180e9, Overhead: 4},
 	"evaluate/" + ClassProj:    {SecPerFlop: 1 / 180e9, Overhead: 4},
 	"evaluate/" + ClassPaTH:    {SecPerFlop: 1.03 / 180e9, Overhead: 4},
