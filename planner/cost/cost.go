@@ -108,24 +108,31 @@ func ForwardFlops(m modelspec.Config, n int, attn float64) float64 {
 // kernel's at window length n, per flop of the plain count: the streaming
 // evaluator (model/nativeeval/householder_attention.go) does twice the
 // plain flops per pair, plus the per-block work of each key block's WY
-// form, which weighs less as n grows. 2.8 + 3.6 x 1,024 / n fits
-// kernelspeed's cpu-profile figures (path 46.5 and 117.1 GFLOP/s of its
-// 2x flops at 1,024 and 4,096, against rope's 149.0 and 216.7: 6.4x and
-// 3.7x); the flat 3.5 measured at 4,096 alone priced the cpu profile's
-// PaTH evaluations, dominated by 65,536-token windows, at 5m04s against a
-// measured 215-275 s.
+// form, which weighs less as n grows. 2.06 + 0.2 x 1,024 / n fits
+// kernelspeed's figures of the UT-form evaluator (cold reproduce of
+// 2026-12-02: path 151.2 and 215.9 GFLOP/s of its 2x flops at 1,024 and
+// 4,096, against rope's 171.2 and 227.9: 2.26x and 2.11x). The scalar
+// evaluator before it cost 6.4x and 3.7x (2.8 + 3.6 x 1,024 / n).
 func PathAttention(n int) float64 { return pathAttnFar + pathAttnNear*1024/float64(n) }
 
 const (
-	pathAttnFar  = 2.8
-	pathAttnNear = 3.6
+	pathAttnFar  = 2.06
+	pathAttnNear = 0.2
 )
 
+// diagFactor is what the far-mass and entropy diagnostic adds to a window,
+// in plain forwards of that window: the evaluator sums them in the
+// output's own pass (model/nativeeval/diag.go), at the price of a copy and
+// a scalar pass over every score block. BenchmarkLogProbs at 4,096
+// (random-qkv, idle 2-core machine, 2026-12-02): 60-62 ms plain, 96-115
+// ms with the diagnostic, so 0.67. (When it was a second attention pass
+// it cost about one more forward.)
+const diagFactor = 0.67
+
 // EvalFlops is the work of evaluating model m under c: at every length
-// WindowsAt(L) forward passes, plus the far-mass diagnostic, which
-// recomputes attention on FarWindows windows per length (priced as one
-// more forward of those). Sliding protocols reuse the primary windows'
-// passes and cost nothing here.
+// WindowsAt(L) forward passes, plus the far-mass diagnostic on FarWindows
+// windows per length (diagFactor of a plain forward each). Sliding
+// protocols reuse the primary windows' passes and cost nothing here.
 func EvalFlops(c evaluate.Config, m modelspec.Config) float64 {
 	var f float64
 	for _, mult := range c.Multipliers {
@@ -134,8 +141,7 @@ func EvalFlops(c evaluate.Config, m modelspec.Config) float64 {
 		if ClassOf(m.Variant) == ClassPaTH {
 			attn = PathAttention(n)
 		}
-		w := c.WindowsAt(n) + min(c.FarWindows, c.WindowsAt(n))
-		f += float64(w) * ForwardFlops(m, n, attn)
+		f += float64(c.WindowsAt(n))*ForwardFlops(m, n, attn) + diagFactor*float64(min(c.FarWindows, c.WindowsAt(n)))*ForwardFlops(m, n, 1)
 	}
 	return f
 }
@@ -208,44 +214,44 @@ const DevCores = 2
 
 // builtin holds the dev machine's rates, derived with the formulas above
 // from the cpu profile's measured times (d 128, 2 layers, 4 heads, d_hidden
-// 512, vocab 257, T 128, batch 16, 400 steps, 2 cores, cold reproduce of
-// 2026-12-01, RESULTS.md's stage table):
+// 512, vocab 257, T 512, batch 8, 400 steps, lengths to 65,536, 2 cores,
+// the cold reproduce of 2026-12-02 after issue 22's kernels: 46m47s, 43
+// stages; RESULTS.md's stage table):
 //
-//   - train: 2.26e12 flops per base model; the base variants trained in
-//     24-36 s, median 28 s: 87 GFLOP/s with 2 s fixed (start-up, the
-//     checkpoints and held-out evals are in the rate). That predicts 65 s
-//     for the pilot at T=512, batch 8 (5.48e12 flops), measured 73 s: the
-//     rate is good to ~10% across shapes, not better. learned and proj
-//     (27-29 s for a few % more flops) are priced 1.05x base per flop.
-//     PaTH: 1.23x base per flop plus its T^3 term (pathCubic), the two
-//     fitted to its trainings at T = 128 (2.34e12 + 2.8e11 flops, 38-40 s)
-//     and T = 512 (5.66e12 + 8.9e12 flops, 197-221 s, cpu profile v2,
-//     2026-12-02): 39 s and 208 s. The earlier flat 1.5x, fitted at
-//     T = 128 alone, said 1m40s at T = 512.
-//   - evaluate: 6.9e12 flops per base model (lengths 128..16,384,
-//     16 x 16,384 tokens at each, 4 far-mass windows), 39-46 s: 180
-//     GFLOP/s with 4 s fixed (loading shards and weights). PaTH: 2.05e13
-//     flops (its attention PathAttention(n) x, 3.0x at 16,384) in 117-131
-//     s, priced at 1.03x the base rate per flop; the same rates say 4m19s
-//     for the cpu profile v2's PaTH evaluations (4.46e13 flops, lengths
-//     to 65,536), measured 215-275 s.
-//   - stepspeed: 7 rounds x 3 steps of 11 runs, 1.3e12 flops, 21 s: the
-//     train rate and 6 s fixed (building 11 models).
+//   - train: 5.48e12 flops per base model; the base variants trained in
+//     47-63 s, median 54 s: 105 GFLOP/s with 2 s fixed (start-up, the
+//     checkpoints and held-out evals are in the rate). learned and proj
+//     (54-61 s, median 58 s) are priced 1.08x base per flop. PaTH
+//     (5.7e12 + 8.9e12 flops with its T^3 term, pathCubic; 135 s path,
+//     141 s path-fox): 0.98x base per flop. pathCubic itself was fitted
+//     to the kernels before, at T = 128 and 512; the T^3 products now skip
+//     their zero triangles, so at T = 128 this is a prediction, unmeasured.
+//   - evaluate: 1.37e13 flops per base model (lengths 512..65,536, 131,072
+//     tokens at each, 2 diagnostic windows at each), 64-77 s, median 70 s:
+//     208 GFLOP/s with 4 s fixed (loading shards and weights). PaTH: 127 s
+//     (path) and 159 s (path-fox), priced at 1.2x the base rate per flop.
+//   - stepspeed: 5 rounds x 2 steps of 11 runs, 1.97e12 flops, 31 s: the
+//     train rate and 12 s fixed (building 11 models; PaTH's steps cost
+//     more per flop than the train rate says).
 //   - kernelspeed: 5 x 4 x 4 x 32 x (1024^2 + 4096^2) = 4.6e10 flops of
-//     one reference kernel, 72 s for its several kernels and warm-ups:
+//     one reference kernel, 71 s for its several kernels and warm-ups:
 //     priced per flop of that reference, no fixed part.
-//   - theory 27 s; tokenize (the default corpus), report and a sweep's
+//   - theory 36 s; tokenize (the default corpus), report and a sweep's
 //     study a second or two.
+//
+// The constants before issue 22's kernels (87 GFLOP/s training, 180
+// evaluating, a second attention pass per diagnostic window) priced the
+// same profile at 1h2m16s, measured 64m38s then and 46m47s now.
 var builtin = map[string]Rate{
-	"train/" + ClassBase:       {SecPerFlop: 1 / 87e9, Overhead: 2},
-	"train/" + ClassProj:       {SecPerFlop: 1.05 / 87e9, Overhead: 2},
-	"train/" + ClassPaTH:       {SecPerFlop: 1.23 / 87e9, Overhead: 2},
-	"evaluate/" + ClassBase:    {SecPerFlop: 1 / 180e9, Overhead: 4},
-	"evaluate/" + ClassProj:    {SecPerFlop: 1 / 180e9, Overhead: 4},
-	"evaluate/" + ClassPaTH:    {SecPerFlop: 1.03 / 180e9, Overhead: 4},
-	"stepspeed/" + ClassBase:   {SecPerFlop: 1 / 87e9, Overhead: 6},
-	"kernelspeed/" + ClassBase: {SecPerFlop: 72 / 4.6e10},
-	"theory/" + ClassBase:      {Overhead: 27},
+	"train/" + ClassBase:       {SecPerFlop: 1 / 105e9, Overhead: 2},
+	"train/" + ClassProj:       {SecPerFlop: 1.08 / 105e9, Overhead: 2},
+	"train/" + ClassPaTH:       {SecPerFlop: 0.98 / 105e9, Overhead: 2},
+	"evaluate/" + ClassBase:    {SecPerFlop: 1 / 208e9, Overhead: 4},
+	"evaluate/" + ClassProj:    {SecPerFlop: 1 / 208e9, Overhead: 4},
+	"evaluate/" + ClassPaTH:    {SecPerFlop: 1.2 / 208e9, Overhead: 4},
+	"stepspeed/" + ClassBase:   {SecPerFlop: 1 / 105e9, Overhead: 12},
+	"kernelspeed/" + ClassBase: {SecPerFlop: 71 / 4.6e10},
+	"theory/" + ClassBase:      {Overhead: 36},
 	"tokenize/" + ClassBase:    {Overhead: 1},
 	"report/" + ClassBase:      {Overhead: 2},
 	"study/" + ClassBase:       {Overhead: 2},
