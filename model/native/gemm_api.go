@@ -106,62 +106,76 @@ func (g Gemm) Run() {
 	}
 	pb := getScratch(np * k * panelWidth)
 	defer putScratch(pb)
-	p := &packedB{k: k, n: n, panels: (*pb)[:np*k*panelWidth]}
-	packInto(p, g.B, ldb, g.TB, packFrom, g.Workers)
-
-	rowBlocks := (m + gemmRowBlock - 1) / gemmRowBlock
-	tile := func(t int) {
-		rb, pn := t/np, t%np
-		i0, j0 := rb*gemmRowBlock, pn*panelWidth
-		i1, nc := min(m, i0+gemmRowBlock), min(panelWidth, n-j0)
-		k0, k1 := 0, k
-		if g.Tri&LowerC != 0 {
-			if j0 > i1-1 {
-				return
-			}
-			i0 = max(i0, j0)
-		}
-		if g.Tri&LowerA != 0 {
-			k1 = min(k1, i1)
-		}
-		if g.Tri&UpperA != 0 {
-			k0 = max(k0, min(k, i0))
-		}
-		if g.Tri&LowerB != 0 {
-			k0 = max(k0, min(k, j0))
-		}
-		if g.Tri&UpperB != 0 {
-			k1 = min(k1, j0+nc)
-		}
-		cc := g.C[i0*ldc+j0:]
-		if k1 <= k0 {
-			if !g.Acc {
-				for i := 0; i < i1-i0; i++ {
-					clear(cc[i*ldc : i*ldc+nc])
-				}
-			}
-			return
-		}
-		bp, ldbp := p.panel(pn)[k0*panelWidth:], panelWidth
-		if pn < packFrom {
-			bp, ldbp = g.B[k0*ldb+j0:], ldb
-		}
-		if inPlaceT {
-			gemmPanelT(cc, ldc, a[k0*lda+i0:], lda, bp, ldbp, i1-i0, k1-k0, nc, g.Acc)
-			return
-		}
-		gemmPanel(cc, ldc, a[i0*lda+k0:], lda, bp, ldbp, i1-i0, k1-k0, nc, g.Acc)
-	}
+	j := gemmTiles{c: g.C, a: a, b: g.B, ldc: ldc, lda: lda, ldb: ldb, m: m, k: k, n: n, np: np,
+		packFrom: packFrom, tri: g.Tri, acc: g.Acc, inPlaceT: inPlaceT,
+		p: packedB{k: k, n: n, panels: (*pb)[:np*k*panelWidth]}}
+	packInto(&j.p, g.B, ldb, g.TB, packFrom, g.Workers)
 	// Tiles are (row block, panel) pairs, so that products with few rows
 	// (dW = X^T dY has only D rows) still split over the cores.
-	tasks := rowBlocks * np
+	tasks := (m + gemmRowBlock - 1) / gemmRowBlock * np
 	if g.Workers == 1 || tasks == 1 {
 		for t := 0; t < tasks; t++ {
-			tile(t)
+			j.tile(t)
 		}
 		return
 	}
-	parallelFor(tasks, g.Workers, tile)
+	jp := j // only the parallel path's copy goes to the heap (many small products run serially)
+	parallelFor(tasks, g.Workers, jp.tile)
+}
+
+// gemmTiles is one product's operands after packing, cut into tiles.
+type gemmTiles struct {
+	c, a, b               []float32
+	ldc, lda, ldb         int
+	m, k, n, np, packFrom int
+	tri                   Tri
+	acc, inPlaceT         bool
+	p                     packedB
+}
+
+// tile computes tile t: row block t / np, panel t % np.
+func (j *gemmTiles) tile(t int) {
+	rb, pn := t/j.np, t%j.np
+	i0, j0 := rb*gemmRowBlock, pn*panelWidth
+	i1, nc := min(j.m, i0+gemmRowBlock), min(panelWidth, j.n-j0)
+	k, ldc, lda, ldb := j.k, j.ldc, j.lda, j.ldb
+	k0, k1 := 0, k
+	if j.tri&LowerC != 0 {
+		if j0 > i1-1 {
+			return
+		}
+		i0 = max(i0, j0)
+	}
+	if j.tri&LowerA != 0 {
+		k1 = min(k1, i1)
+	}
+	if j.tri&UpperA != 0 {
+		k0 = max(k0, min(k, i0))
+	}
+	if j.tri&LowerB != 0 {
+		k0 = max(k0, min(k, j0))
+	}
+	if j.tri&UpperB != 0 {
+		k1 = min(k1, j0+nc)
+	}
+	cc := j.c[i0*ldc+j0:]
+	if k1 <= k0 {
+		if !j.acc {
+			for i := 0; i < i1-i0; i++ {
+				clear(cc[i*ldc : i*ldc+nc])
+			}
+		}
+		return
+	}
+	bp, ldbp := j.p.panel(pn)[k0*panelWidth:], panelWidth
+	if pn < j.packFrom {
+		bp, ldbp = j.b[k0*ldb+j0:], ldb
+	}
+	if j.inPlaceT {
+		gemmPanelT(cc, ldc, j.a[k0*lda+i0:], lda, bp, ldbp, i1-i0, k1-k0, nc, j.acc)
+		return
+	}
+	gemmPanel(cc, ldc, j.a[i0*lda+k0:], lda, bp, ldbp, i1-i0, k1-k0, nc, j.acc)
 }
 
 func orDense(ld, cols int) int {
@@ -199,33 +213,35 @@ const inPlaceBMaxLd = 512
 // from b (k x n at stride ldb) or, when bt, from its transpose (n x k at
 // stride ldb), the panels split over workers.
 func packInto(p *packedB, b []float32, ldb int, bt bool, from, workers int) {
-	k, n := p.k, p.n
 	np := p.npanels()
-	pack := func(t int) {
-		t += from
-		dst := p.panel(t)
-		j0 := t * panelWidth
-		w := min(panelWidth, n-j0)
-		if bt {
-			transposeInto(dst, panelWidth, b[j0*ldb:], ldb, w, k, 1)
-		} else {
-			for kk := 0; kk < k; kk++ {
-				copy(dst[kk*panelWidth:kk*panelWidth+w], b[kk*ldb+j0:kk*ldb+j0+w])
-			}
-		}
-		if w < panelWidth {
-			for kk := 0; kk < k; kk++ {
-				clear(dst[kk*panelWidth+w : (kk+1)*panelWidth])
-			}
-		}
-	}
-	if workers == 1 || np-from <= 1 || k*n < 1<<15 {
-		for t := 0; t < np-from; t++ {
-			pack(t)
+	if workers == 1 || np-from <= 1 || p.k*p.n < 1<<15 {
+		for t := from; t < np; t++ {
+			packPanel(p, b, ldb, bt, t)
 		}
 		return
 	}
-	parallelFor(np-from, workers, pack)
+	pc := *p // the closure's copy (same panels): p itself stays off the heap
+	parallelFor(np-from, workers, func(t int) { packPanel(&pc, b, ldb, bt, t+from) })
+}
+
+// packPanel fills panel t of p.
+func packPanel(p *packedB, b []float32, ldb int, bt bool, t int) {
+	k, n := p.k, p.n
+	dst := p.panel(t)
+	j0 := t * panelWidth
+	w := min(panelWidth, n-j0)
+	if bt {
+		transposeInto(dst, panelWidth, b[j0*ldb:], ldb, w, k, 1)
+	} else {
+		for kk := 0; kk < k; kk++ {
+			copy(dst[kk*panelWidth:kk*panelWidth+w], b[kk*ldb+j0:kk*ldb+j0+w])
+		}
+	}
+	if w < panelWidth {
+		for kk := 0; kk < k; kk++ {
+			clear(dst[kk*panelWidth+w : (kk+1)*panelWidth])
+		}
+	}
 }
 
 // Transpose writes the transpose of x (rows x cols, row-major) into dst
@@ -246,43 +262,45 @@ func Transpose(dst, x []float32, rows, cols int) []float32 {
 // each of cols destination rows a power-of-two stride apart, which all
 // fall in one cache set (measured 4 ns a float).
 func transposeInto(dst []float32, ldd int, x []float32, ldx, rows, cols, workers int) {
-	band := func(b int) {
-		r0, r1 := b*64, min(rows, (b+1)*64)
-		full := r0 + (r1-r0)&^7
-		j := 0
-		for ; j+8 <= cols; j += 8 {
-			for i := r0; i < full; i += 8 {
-				var blk [8][8]float32
-				for r := range 8 {
-					blk[r] = *(*[8]float32)(x[(i+r)*ldx+j:])
-				}
-				for c := range 8 {
-					d := (*[8]float32)(dst[(j+c)*ldd+i:])
-					for r := range 8 {
-						d[r] = blk[r][c]
-					}
-				}
-			}
-		}
-		for ; j < cols; j++ {
-			for i := r0; i < full; i++ {
-				dst[j*ldd+i] = x[i*ldx+j]
-			}
-		}
-		for i := full; i < r1; i++ {
-			for j := 0; j < cols; j++ {
-				dst[j*ldd+i] = x[i*ldx+j]
-			}
-		}
-	}
 	nb := (rows + 63) / 64
 	if workers == 1 || nb == 1 || rows*cols < 1<<15 {
 		for b := 0; b < nb; b++ {
-			band(b)
+			transposeBand(dst, ldd, x, ldx, rows, cols, b)
 		}
 		return
 	}
-	parallelFor(nb, workers, band)
+	parallelFor(nb, workers, func(b int) { transposeBand(dst, ldd, x, ldx, rows, cols, b) })
+}
+
+// transposeBand is transposeInto's band b (rows [64 b, 64 b + 64)).
+func transposeBand(dst []float32, ldd int, x []float32, ldx, rows, cols, b int) {
+	r0, r1 := b*64, min(rows, (b+1)*64)
+	full := r0 + (r1-r0)&^7
+	j := 0
+	for ; j+8 <= cols; j += 8 {
+		for i := r0; i < full; i += 8 {
+			var blk [8][8]float32
+			for r := range 8 {
+				blk[r] = *(*[8]float32)(x[(i+r)*ldx+j:])
+			}
+			for c := range 8 {
+				d := (*[8]float32)(dst[(j+c)*ldd+i:])
+				for r := range 8 {
+					d[r] = blk[r][c]
+				}
+			}
+		}
+	}
+	for ; j < cols; j++ {
+		for i := r0; i < full; i++ {
+			dst[j*ldd+i] = x[i*ldx+j]
+		}
+	}
+	for i := full; i < r1; i++ {
+		for j := 0; j < cols; j++ {
+			dst[j*ldd+i] = x[i*ldx+j]
+		}
+	}
 }
 
 // ParallelFor runs body(0..n-1) on up to workers goroutines (<= 0:

@@ -77,15 +77,19 @@ func (t *Trainer) attentionForward(params [][]float32, l int, lt *layerTape, f *
 		h := bh % H
 		off := (bh/H)*T*D + h*d
 		P := lt.p[bh*T*T : (bh+1)*T*T]
-		if t.v.Householder {
-			t.pathScores(lt, bh, P) // householder_attention.go
+		rb := attnRowBlock
+		var pv pathView
+		if t.v.Householder { // householder_attention.go
+			pv, rb = t.pathPrepare(lt, bh), pathChunk
 		}
 		g0 := (bh/H)*T*H + h // position 0 of this window and head in G
 		// A block of query rows at a time: its scores, their softmax and
 		// their product with V while the block is in cache.
-		for i0 := 0; i0 < T; i0 += attnRowBlock {
-			i1 := min(T, i0+attnRowBlock)
-			if !t.v.Householder {
+		for i0 := 0; i0 < T; i0 += rb {
+			i1 := min(T, i0+rb)
+			if t.v.Householder {
+				t.pathScoreRows(pv, i0/pathChunk, P)
+			} else {
 				native.Gemm{C: P[i0*T:], A: lt.q[off+i0*D:], B: lt.k[off:], M: i1 - i0, K: d, N: i1, Ldc: T, Lda: D, Ldb: D,
 					TB: true, Workers: 1}.Run()
 			}
@@ -183,9 +187,7 @@ func (t *Trainer) attentionBackwardBlocked(lt *layerTape, dO, dq, dk, dv []float
 // angles' gradient to dpsi ([N][H][P], learned and projected angles; may be nil), and
 // returns the gradient with respect to the block's normed input a1.
 func (t *Trainer) attentionBackward(params, grads [][]float32, l int, lt *layerTape, f *tape, dy, dpsi []float32) []float32 {
-	c := t.c
-	T, D, H := c.Context, c.DModel, c.Heads
-	d := D / H
+	D, H := t.c.DModel, t.c.Heads
 	N := f.N
 	rows := f.rows
 	rcos, rsin := lt.rotation(f)
@@ -213,56 +215,11 @@ func (t *Trainer) attentionBackward(params, grads [][]float32, l int, lt *layerT
 			dG = t.ar.raw(N * H)
 		}
 	}
-	scale := float32(1 / math.Sqrt(float64(d)))
-	if !t.v.Householder {
+	if t.v.Householder {
+		t.attentionBackwardPath(lt, dO, dq, dk, dv, dw, dbeta, dG, rows) // householder_backward.go
+	} else {
 		t.attentionBackwardBlocked(lt, dO, dq, dk, dv, rows)
 	}
-	var dSall []float32
-	if t.v.Householder { // PaTH's transport reads a head's whole dS (householder_attention.go)
-		dSall = t.ar.raw(rows * H * T * T)
-	}
-	native.ParallelFor(rows*H, t.workers, func(bh int) {
-		if dSall == nil {
-			return
-		}
-		off := (bh/H)*T*D + (bh%H)*d
-		P, dS := lt.p[bh*T*T:(bh+1)*T*T], dSall[bh*T*T:(bh+1)*T*T]
-		native.Gemm{C: dv[off:], A: P, B: dO[off:], M: T, K: T, N: d, Ldc: D, Ldb: D,
-			TA: true, Tri: native.UpperA, Workers: 1}.Run()
-		native.Gemm{C: dS, A: dO[off:], B: lt.v[off:], M: T, K: d, N: T, Lda: D, Ldb: D,
-			TB: true, Tri: native.LowerC, Workers: 1}.Run()
-		for i := 0; i < T; i++ {
-			rd := t.pc.probDot(dO[off+i*D:off+i*D+d], lt.o[off+i*D:off+i*D+d]) // sum_j P_ij dP_ij = dO_i . O_i
-			row, pr := dS[i*T:(i+1)*T], P[i*T:(i+1)*T]
-			for j := 0; j <= i; j++ {
-				row[j] = pr[j] * (row[j] - rd) * scale
-			}
-			clear(row[i+1:])
-		}
-		native.Gemm{C: dq[off:], A: dS, B: lt.k[off:], M: T, K: T, N: d, Ldc: D, Ldb: D,
-			Tri: native.LowerA, Workers: 1}.Run()
-		native.Gemm{C: dk[off:], A: dS, B: lt.q[off:], M: T, K: T, N: d, Ldc: D, Ldb: D,
-			TA: true, Tri: native.UpperA, Workers: 1}.Run()
-		if dw != nil {
-			t.pathScoresBackward(lt, bh, dS, dq, dk, dw, dbeta) // householder_attention.go
-		}
-		if dG != nil {
-			// s_ij += G_i - G_j: dG_i = sum_j dS_ij - sum_k dS_ki, rows in order.
-			g0 := (bh/H)*T*H + bh%H
-			for i := 0; i < T; i++ {
-				var r float32
-				for _, x := range dS[i*T : i*T+i+1] {
-					r += x
-				}
-				dG[g0+i*H] = r
-			}
-			for i := 0; i < T; i++ {
-				for j, x := range dS[i*T : i*T+i+1] {
-					dG[g0+j*H] -= x
-				}
-			}
-		}
-	})
 	if rot {
 		qr, kr, vr := lt.q, lt.k, lt.v
 		t.forRows(N, func(i0, i1 int) {

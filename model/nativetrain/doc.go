@@ -14,8 +14,10 @@
 //
 // Every registry variant trains here, PaTH and PaTH-FoX included (householder_steps.go:
 // the Householder steps and the gate per position; householder_attention.go: the
-// transport in the gomlx graph's UT form, O(T^3) per head on the packed
-// kernels; triangular.go: the blocked inverse it needs), and learned-proj-qkv
+// transport chunked into 64-step blocks, each in the gomlx graph's UT form,
+// O(T^2 d) per head like the attention; householder_backward.go: its
+// backward pass a query block at a time; triangular.go: the blocks'
+// inverses), and learned-proj-qkv
 // (angleproj.go: each block's angles projected from its normed input, prefix
 // sums forward and suffix sums backward, per window).
 //

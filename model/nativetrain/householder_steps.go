@@ -13,17 +13,20 @@ import (
 
 // pathTape is what the backward pass of one block's PaTH steps reads.
 type pathTape struct {
-	zr    []float32 // [N][R] a1 wpath_down
-	z     []float32 // [N][D] the convolution's input
-	yc    []float32 // [N][D] its output, before SiLU
-	sg    []float32 // [N][D] sigmoid(yc)
-	w     []float32 // [N][D] unit directions, head h in columns [h d, (h+1) d)
-	inv   []float32 // [N][H] 1 / sqrt(|SiLU(yc)_h|^2 + eps)
-	beta  []float32 // [N][H] in (0, 2)
-	gs    []float32 // [N][H] d logsigmoid(x) / dx = sigmoid(-x) at the gate's input (path-fox)
-	G     []float64 // [N][H] prefix sums of the gate over each window (path-fox)
-	ainv  []float32 // [rows][H][T][T] (I + N)^-1, lower triangular
-	coeff []float32 // [rows][H][T][T] C = (I + N)^-1 R, strictly lower triangular
+	zr   []float32 // [N][R] a1 wpath_down
+	z    []float32 // [N][D] the convolution's input
+	yc   []float32 // [N][D] its output, before SiLU
+	sg   []float32 // [N][D] sigmoid(yc)
+	w    []float32 // [N][D] unit directions, head h in columns [h d, (h+1) d)
+	inv  []float32 // [N][H] 1 / sqrt(|SiLU(yc)_h|^2 + eps)
+	beta []float32 // [N][H] in (0, 2)
+	gs   []float32 // [N][H] d logsigmoid(x) / dx = sigmoid(-x) at the gate's input (path-fox)
+	G    []float64 // [N][H] prefix sums of the gate over each window (path-fox)
+	// The chunked transport per [rows][H] (householder_attention.go): each
+	// block's A' = (I + N)^-1 and M = A' R ([nb][64][64]), Z and the carried
+	// keys K~ ([T][d]), the blocks' products P ([nb][d][d]) and the carried
+	// queries X_a (a stack of chunkGeom.xrows rows of d).
+	ainv, mb, zb, kb, pb, xb []float32
 }
 
 func sigmoid(x float64) float64 { return 1 / (1 + math.Exp(-x)) }
@@ -71,7 +74,7 @@ func (t *Trainer) pathSteps(params [][]float32, l int, lt *layerTape, rows int) 
 			}
 		}
 	})
-	pt.ainv, pt.coeff = t.ar.raw(rows*H*T*T), t.ar.raw(rows*H*T*T)
+	t.allocChunks(pt, rows)
 	pt.beta = t.headLinear(lt.a1, pp(modelspec.PathWBeta), pp(modelspec.PathBBeta), N, func(x float64) float32 { return float32(2 * sigmoid(x)) })
 	if !t.v.ForgetGate {
 		return

@@ -22,7 +22,7 @@ type pieces struct {
 	betaGrad  func(dx, dbeta, beta []float32)                                                                          // beta: through beta = 2 sigmoid(x)
 	keysViaR  func(g native.Gemm)                                                                                      // householder: dk += m2^T w
 	routeSum  func(t *Trainer, dpsi []float32, rows int)                                                               // angleproj: dtheta_s = sum_{t>=s} dpsi_t
-	coeffTri  native.Tri                                                                                               // path-tri: the triangles C = A' R declares (its tiles skipped)
+	carry     func(g native.Gemm)                                                                                      // path-carry: G_a += G_{a-1} P_a^T
 }
 
 var correctPieces = pieces{
@@ -37,7 +37,7 @@ var correctPieces = pieces{
 	betaGrad:  betaGrad,
 	keysViaR:  runGemm1,
 	routeSum:  (*Trainer).routeSuffixSum,
-	coeffTri:  native.LowerA | native.LowerB,
+	carry:     runGemm1,
 }
 
 // brokenPieces are the wrong versions, by mutation name.
@@ -63,9 +63,9 @@ var brokenPieces = map[string]func(p *pieces){
 		}
 	},
 	"angleproj": func(p *pieces) { p.routeSum = func(*Trainer, []float32, int) {} },
-	// R's triangle declared upper instead of lower: the product skips the
-	// reduction terms that are not zero.
-	"path-tri": func(p *pieces) { p.coeffTri = native.LowerA | native.UpperB },
+	// The chunked transport's backward pass without the carry of the
+	// queries' gradient through the blocks between query and key.
+	"path-carry": func(p *pieces) { p.carry = func(native.Gemm) {} },
 }
 
 // broken names the mutation the next New applies ("": none).
@@ -95,8 +95,9 @@ var mutations = []Mutation{
 	// PaTH (householder_steps.go, householder_attention.go): the keys' gradient through the
 	// transport's R, the strengths', the short convolution's taps, FoX's gate.
 	{"householder", "path", 0}, {"beta", "path", 0}, {"conv", "path", 0}, {"gate", "path-fox", 0},
-	// PaTH's T x T products skip the tiles their triangles make zero (native.LowerB, UpperB).
-	{"path-tri", "path", 130},
+	// PaTH's chunked transport (64-step blocks): the gradient carried through
+	// the blocks between a query and a key needs three blocks.
+	{"path-carry", "path", 130},
 	// learned-proj-qkv (angleproj.go): the angles' gradient taken per
 	// position (dtheta_s = dpsi_s) instead of the suffix sum over the route.
 	{"angleproj", "learned-proj-qkv", 0},
