@@ -78,9 +78,10 @@ func (t *Trainer) attentionForward(params [][]float32, l int, lt *layerTape, f *
 		off := (bh/H)*T*D + h*d
 		P := lt.p[bh*T*T : (bh+1)*T*T]
 		rb := attnRowBlock
-		var pv pathView
+		var pf *pathForward
 		if t.v.Householder { // householder_attention.go
-			pv, rb = t.pathPrepare(lt, bh), pathChunk
+			pf, rb = t.pathPrepare(lt, bh), pathChunk
+			defer t.releasePathForward(pf)
 		}
 		g0 := (bh/H)*T*H + h // position 0 of this window and head in G
 		// A block of query rows at a time: its scores, their softmax and
@@ -88,7 +89,7 @@ func (t *Trainer) attentionForward(params [][]float32, l int, lt *layerTape, f *
 		for i0 := 0; i0 < T; i0 += rb {
 			i1 := min(T, i0+rb)
 			if t.v.Householder {
-				t.pathScoreRows(pv, i0/pathChunk, P)
+				pf.scoreRows(i0/pathChunk, P)
 			} else {
 				native.Gemm{C: P[i0*T:], A: lt.q[off+i0*D:], B: lt.k[off:], M: i1 - i0, K: d, N: i1, Ldc: T, Lda: D, Ldb: D,
 					TB: true, Workers: 1}.Run()

@@ -41,10 +41,12 @@ import "routebench/model/native"
 // kernels' 64-column panels.
 const pathChunk = 64
 
-// chunkGeom is the block structure of a window of T steps.
-type chunkGeom struct{ T, nb int }
+// chunkGeom is the block structure of a window of T steps and heads of d.
+type chunkGeom struct{ T, d, nb int }
 
-func newChunkGeom(T int) chunkGeom { return chunkGeom{T: T, nb: (T + pathChunk - 1) / pathChunk} }
+func newChunkGeom(T, d int) chunkGeom {
+	return chunkGeom{T: T, d: d, nb: (T + pathChunk - 1) / pathChunk}
+}
 
 // n is block a's length (the last block may be short).
 func (g chunkGeom) n(a int) int { return min(pathChunk, g.T-a*pathChunk) }
@@ -58,13 +60,17 @@ func (g chunkGeom) xoff(a int) int { return a*g.T - pathChunk*a*(a+1)/2 }
 // xrows is the height of a head's stack of X (all X_a, a < nb - 1).
 func (g chunkGeom) xrows() int { return g.xoff(max(g.nb-1, 0)) }
 
+// ld is the row length of a block's [Z | M] and of the other pairs of
+// operands kept side by side ([dU0 | dS], [dZ | dM]), so that a product
+// with both is one call: d + 64.
+func (g chunkGeom) ld() int { return g.d + pathChunk }
+
 // allocChunks sizes the tape's chunked form for rows windows.
 func (t *Trainer) allocChunks(pt *pathTape, rows int) {
 	T, H, d := t.c.Context, t.c.Heads, t.c.DModel/t.c.Heads
-	g, BB, n := newChunkGeom(T), pathChunk*pathChunk, rows*H
-	pt.ainv, pt.mb = t.ar.raw(n*g.nb*BB), t.ar.raw(n*g.nb*BB)
-	pt.zb, pt.kb = t.ar.raw(n*T*d), t.ar.raw(n*T*d)
-	pt.pb, pt.xb = t.ar.raw(n*g.nb*d*d), t.ar.raw(n*g.xrows()*d)
+	g, BB, n := newChunkGeom(T, d), pathChunk*pathChunk, rows*H
+	pt.ainv, pt.zm = t.ar.raw(n*g.nb*BB), t.ar.raw(n*g.nb*pathChunk*g.ld())
+	pt.kb, pt.pb, pt.xb = t.ar.raw(n*T*d), t.ar.raw(n*g.nb*d*d), t.ar.raw(n*g.xrows()*d)
 }
 
 // pathScratch returns a task's buffer of at least n floats (from the
@@ -88,8 +94,9 @@ type pathView struct {
 	T, D, H, d, off, bo int
 	g                   chunkGeom
 	q, k, w, beta       []float32
-	ainv, mb            []float32 // [nb][64][64] A', M
-	zb, kb              []float32 // [T][d] Z, K~
+	ainv                []float32 // [nb][64][64] A'
+	zm                  []float32 // [nb][64][ld] [Z | M]
+	kb                  []float32 // [T][d] K~
 	pb                  []float32 // [nb][d][d] P
 	xb                  []float32 // [xrows][d] the X_a
 }
@@ -97,24 +104,30 @@ type pathView struct {
 func (t *Trainer) pathView(lt *layerTape, bh int) pathView {
 	T, D, H := t.c.Context, t.c.DModel, t.c.Heads
 	d, b, h := D/H, bh/H, bh%H
-	g, BB := newChunkGeom(T), pathChunk*pathChunk
+	g, BB := newChunkGeom(T, d), pathChunk*pathChunk
 	pt := lt.path
 	at := func(x []float32, n int) []float32 { return x[bh*n : (bh+1)*n] }
 	return pathView{T: T, D: D, H: H, d: d, off: b*T*D + h*d, bo: b*T*H + h, g: g,
 		q: lt.q, k: lt.k, w: pt.w, beta: pt.beta,
-		ainv: at(pt.ainv, g.nb*BB), mb: at(pt.mb, g.nb*BB), zb: at(pt.zb, T*d), kb: at(pt.kb, T*d),
+		ainv: at(pt.ainv, g.nb*BB), zm: at(pt.zm, g.nb*pathChunk*g.ld()), kb: at(pt.kb, T*d),
 		pb: at(pt.pb, g.nb*d*d), xb: at(pt.xb, g.xrows()*d)}
+}
+
+// zmOf is block a's [Z | M] (leading dimension ld; M from column d).
+func (p pathView) zmOf(a int) []float32 {
+	n := pathChunk * p.g.ld()
+	return p.zm[a*n : (a+1)*n]
 }
 
 // betaOf is beta of step a0 + i.
 func (p pathView) betaOf(a0, i int) float32 { return p.beta[p.bo+(a0+i)*p.H] }
 
-// maskBeta scales row i of the n x n block m (leading dimension 64) by
+// maskBeta scales row i of the n x n block m (leading dimension ld) by
 // beta_{a0+i} and clears it from column i on (strict lower part, beta on
 // the rows: N and R).
-func (p pathView) maskBeta(m []float32, a0, n int) {
+func (p pathView) maskBeta(m []float32, ld, a0, n int) {
 	for i := 0; i < n; i++ {
-		row, b := m[i*pathChunk:i*pathChunk+n], p.betaOf(a0, i)
+		row, b := m[i*ld:i*ld+n], p.betaOf(a0, i)
 		for j := 0; j < i; j++ {
 			row[j] *= b
 		}
@@ -136,35 +149,45 @@ func (p pathView) lowerQW(m, q, w []float32, n int, sign float32) {
 	}
 }
 
+// pathForward is one (window, head)'s chunked form while its scores are
+// made: the view and the diagonal blocks' transport terms -L M.
+type pathForward struct {
+	pathView
+	buf  *[]float32
+	diag []float32 // [nb][64][ld]: -L [Z | M] (-L Z in the first d columns)
+}
+
 // pathPrepare builds one (window, head)'s chunked form (everything the
-// scores and the backward pass read) and returns its view.
-func (t *Trainer) pathPrepare(lt *layerTape, bh int) pathView {
+// scores and the backward pass read); release returns its scratch.
+func (t *Trainer) pathPrepare(lt *layerTape, bh int) *pathForward {
 	p := t.pathView(lt, bh)
-	D, d, g := p.D, p.d, p.g
+	D, d, g, ld := p.D, p.d, p.g, p.g.ld()
 	const B, BB = pathChunk, pathChunk * pathChunk
-	buf := t.pathScratch(3*BB + B*d)
-	defer t.scratch.Put(buf)
-	nm, rm, lneg, tmp := (*buf)[:BB], (*buf)[BB:2*BB], (*buf)[2*BB:3*BB], (*buf)[3*BB:]
+	pf := &pathForward{pathView: p, buf: t.pathScratch(g.nb*B*ld + 2*BB + B*ld + B*d)}
+	f := *pf.buf
+	take := func(n int) []float32 { x := f[:n]; f = f[n:]; return x }
+	pf.diag = take(g.nb * B * ld)
+	nm, lneg, rhs, tmp := take(BB), take(BB), take(B*ld), take(B*d)
 	for a := 0; a < g.nb; a++ {
 		a0, n := a*B, g.n(a)
 		o := p.off + a0*D
 		qa, ka, wa := p.q[o:], p.k[o:], p.w[o:]
-		ainv, mb := p.ainv[a*BB:(a+1)*BB], p.mb[a*BB:(a+1)*BB]
-		za, kta := p.zb[a0*d:], p.kb[a0*d:]
+		ainv, zm := p.ainv[a*BB:(a+1)*BB], p.zmOf(a)
+		kta := p.kb[a0*d:]
 		runGemm1(native.Gemm{C: nm, A: wa, B: wa, M: n, K: d, N: n, Ldc: B, Lda: D, Ldb: D, TB: true, Tri: native.LowerC})
-		p.maskBeta(nm, a0, n)
-		runGemm1(native.Gemm{C: rm, A: wa, B: ka, M: n, K: d, N: n, Ldc: B, Lda: D, Ldb: D, TB: true, Tri: native.LowerC})
-		p.maskBeta(rm, a0, n)
-		unitLowerInverse(ainv, nm, n, B, lneg) // lneg is free until lowerQW
-		runGemm1(native.Gemm{C: mb, A: ainv, B: rm, M: n, K: n, N: n, Ldc: B, Lda: B, Ldb: B, Tri: native.LowerA | native.LowerB})
-		for i := 0; i < n; i++ { // D W
+		p.maskBeta(nm, B, a0, n)
+		// The right-hand sides [D W | R] side by side: one solve for both.
+		for i := 0; i < n; i++ {
 			b := p.betaOf(a0, i)
 			for c, x := range wa[i*D : i*D+d] {
-				tmp[i*d+c] = b * x
+				rhs[i*ld+c] = b * x
 			}
 		}
-		runGemm1(native.Gemm{C: za, A: ainv, B: tmp, M: n, K: n, N: d, Lda: B, Tri: native.LowerA})
-		runGemm1(native.Gemm{C: tmp, A: mb, B: wa, M: n, K: n, N: d, Lda: B, Ldb: D, TA: true, Tri: native.UpperA})
+		runGemm1(native.Gemm{C: rhs[d:], A: wa, B: ka, M: n, K: d, N: n, Ldc: ld, Lda: D, Ldb: D, TB: true, Tri: native.LowerC})
+		p.maskBeta(rhs[d:], ld, a0, n)
+		unitLowerInverse(ainv, nm, n, B, lneg) // lneg is free until lowerQW
+		runGemm1(native.Gemm{C: zm, A: ainv, B: rhs, M: n, K: n, N: d + n, Ldc: ld, Lda: B, Ldb: ld, Tri: native.LowerA})
+		runGemm1(native.Gemm{C: tmp, A: zm[d:], B: wa, M: n, K: n, N: d, Lda: ld, Ldb: D, TA: true, Tri: native.UpperA})
 		for i := 0; i < n; i++ { // K~ = K - M^T W
 			for c, x := range ka[i*D : i*D+d] {
 				kta[i*d+c] = x - tmp[i*d+c]
@@ -172,7 +195,7 @@ func (t *Trainer) pathPrepare(lt *layerTape, bh int) pathView {
 		}
 		if a >= 1 && a <= g.nb-2 { // P = I - W^T Z, for the queries that leave the block
 			pa := p.pb[a*d*d : (a+1)*d*d]
-			runGemm1(native.Gemm{C: pa, A: wa, B: za, M: d, K: n, N: d, Lda: D, TA: true})
+			runGemm1(native.Gemm{C: pa, A: wa, B: zm, M: d, K: n, N: d, Lda: D, Ldb: ld, TA: true})
 			for i := range pa {
 				pa[i] = -pa[i]
 			}
@@ -180,21 +203,29 @@ func (t *Trainer) pathPrepare(lt *layerTape, bh int) pathView {
 				pa[i*d+i]++
 			}
 		}
-		if a >= 1 { // U0 = Q - L Z, the top rows of X_{a-1}
-			p.lowerQW(lneg, qa, wa, n, -1)
+		// -L [Z | M]: the diagonal block's scores take -L M, and U0 = Q - L Z
+		// is the top of X_{a-1}.
+		p.lowerQW(lneg, qa, wa, n, -1)
+		dg := pf.diag[a*B*ld:]
+		runGemm1(native.Gemm{C: dg, A: lneg, B: zm, M: n, K: n, N: d + n, Ldc: ld, Lda: B, Ldb: ld, Tri: native.LowerA})
+		if a >= 1 {
 			u := p.xb[g.xoff(a-1)*d:]
 			for i := 0; i < n; i++ {
-				copy(u[i*d:(i+1)*d], qa[i*D:i*D+d])
+				ur, qr, lr := u[i*d:(i+1)*d], qa[i*D:i*D+d], dg[i*ld:i*ld+d]
+				for c := range ur {
+					ur[c] = qr[c] + lr[c]
+				}
 			}
-			runGemm1(native.Gemm{C: u, A: lneg, B: za, M: n, K: n, N: d, Lda: B, Acc: true, Tri: native.LowerA})
 		}
 	}
 	for a := g.nb - 3; a >= 0; a-- { // X_a below U0_{a+1} = X_{a+1} P_{a+1}
 		runGemm1(native.Gemm{C: p.xb[(g.xoff(a)+B)*d:], A: p.xb[g.xoff(a+1)*d:], B: p.pb[(a+1)*d*d:],
 			M: g.rows(a + 1), K: d, N: d})
 	}
-	return p
+	return pf
 }
+
+func (t *Trainer) releasePathForward(pf *pathForward) { t.scratch.Put(pf.buf) }
 
 // xRows is where the rows of query block c start in X_a (a < c).
 func (p pathView) xRows(a, c int) []float32 {
@@ -205,20 +236,21 @@ func (p pathView) xRows(a, c int) []float32 {
 // (T x T) to their transported, unscaled q.k: the diagonal block
 // tril(Q K^T) - L M and S[c, a] = X_a[c] K~_a^T before it. The part above
 // the diagonal holds anything.
-func (t *Trainer) pathScoreRows(p pathView, c int, s []float32) {
-	T, D, d := p.T, p.D, p.d
+func (pf *pathForward) scoreRows(c int, s []float32) {
+	T, D, d, ld := pf.T, pf.D, pf.d, pf.g.ld()
 	const B = pathChunk
-	c0, n := c*B, p.g.n(c)
-	buf := t.pathScratch(B * B)
-	defer t.scratch.Put(buf)
-	lneg := *buf
-	o := p.off + c0*D
-	p.lowerQW(lneg, p.q[o:], p.w[o:], n, -1)
+	c0, n := c*B, pf.g.n(c)
+	o := pf.off + c0*D
 	sc := s[c0*T:]
-	runGemm1(native.Gemm{C: sc[c0:], A: p.q[o:], B: p.k[o:], M: n, K: d, N: n, Ldc: T, Lda: D, Ldb: D, TB: true, Tri: native.LowerC})
-	runGemm1(native.Gemm{C: sc[c0:], A: lneg, B: p.mb[c*B*B:], M: n, K: n, N: n, Ldc: T, Lda: B, Ldb: B, Acc: true,
-		Tri: native.LowerA | native.LowerB})
+	runGemm1(native.Gemm{C: sc[c0:], A: pf.q[o:], B: pf.k[o:], M: n, K: d, N: n, Ldc: T, Lda: D, Ldb: D, TB: true, Tri: native.LowerC})
+	dg := pf.diag[c*B*ld+d:]
+	for i := 0; i < n; i++ {
+		row, lm := sc[i*T+c0:i*T+c0+i+1], dg[i*ld:i*ld+i+1]
+		for j := range row {
+			row[j] += lm[j]
+		}
+	}
 	for a := 0; a < c; a++ {
-		runGemm1(native.Gemm{C: sc[a*B:], A: p.xRows(a, c), B: p.kb[a*B*d:], M: n, K: d, N: B, Ldc: T, TB: true})
+		runGemm1(native.Gemm{C: sc[a*B:], A: pf.xRows(a, c), B: pf.kb[a*B*d:], M: n, K: d, N: B, Ldc: T, TB: true})
 	}
 }

@@ -25,9 +25,7 @@ func (t *Trainer) attentionBackwardPath(lt *layerTape, dO, dq, dk, dv, dw, dbeta
 		p := t.pathView(lt, bh)
 		pg := t.newPathGrads(p)
 		defer t.releasePathGrads(pg)
-		buf := t.pathScratch(pathChunk * T)
-		defer t.scratch.Put(buf)
-		dS := *buf
+		dS := pg.dS
 		g0 := (bh/H)*T*H + bh%H // position 0 of this window and head in dG
 		if dG != nil {
 			for i := 0; i < T; i++ {
@@ -65,36 +63,42 @@ func (t *Trainer) attentionBackwardPath(lt *layerTape, dO, dq, dk, dv, dw, dbeta
 					dG[g0+i*H] += r
 				}
 			}
-			t.pathCarryRows(p, cb, dS, pg)
+			t.pathCarryRows(p, cb, pg)
 		}
 		t.pathBlocksBackward(p, pg, dq, dk, dw, dbeta)
 	})
 }
 
-// pathGrads is one (window, head)'s backward state of the transport: the
-// gradients of the carried queries U0 and keys K~ ([T][d]) and of the
-// blocks' products P ([nb][d][d]), summed over the query blocks, and the
-// diagonal blocks of dS ([nb][64][64]).
+// pathGrads is one (window, head)'s backward state of the transport: per
+// block [dU0 | dS] (the carried queries' gradient beside the diagonal
+// block of dS, [nb][64][ld]), and the gradients of the carried keys K~
+// ([T][d]) and of the blocks' products P ([nb][d][d]), summed over the
+// query blocks.
 type pathGrads struct {
-	buf                *[]float32
-	dU0, dKt, dP, dSd  []float32
-	g0, g1             []float32 // the carry's gradient, ping-pong ([64][d])
-	lneg, dL, dm, lamm []float32 // [64][64] scratch of the blocks' pass
-	fm, nr, gr         []float32
-	dz, lamz           []float32 // [64][d]
+	buf      *[]float32
+	dS       []float32 // [64][T] one query block's rows of dS
+	duS      []float32
+	dKt, dP  []float32
+	g0, g1   []float32 // the carry's gradient, ping-pong ([64][d])
+	lneg, dL []float32 // [64][64] scratch of the blocks' pass
+	fm, nr   []float32
+	gr       []float32
+	dzm, lam []float32 // [64][ld]: [dZ | dM] and its adjoint A'^T [dZ | dM]
+	npk, pnk []float32 // [d + 64][d]: [-dP^T ; -dK~], [d][ld]: [-dP | -dK~^T]
+	tmp      []float32 // [64][d]
 }
 
 // newPathGrads takes p's backward state from the pool, its sums zeroed.
 func (t *Trainer) newPathGrads(p pathView) *pathGrads {
 	const B, BB = pathChunk, pathChunk * pathChunk
-	Td, dd, nb := p.T*p.d, p.d*p.d, p.g.nb
-	pg := &pathGrads{buf: t.pathScratch(2*Td + nb*dd + nb*BB + 4*B*p.d + 7*BB)}
+	d, ld, nb := p.d, p.g.ld(), p.g.nb
+	pg := &pathGrads{buf: t.pathScratch(B*p.T + nb*B*ld + p.T*d + nb*d*d + 3*B*d + 5*BB + 2*B*ld + 2*ld*d)}
 	f := *pg.buf
 	take := func(n int) []float32 { x := f[:n]; f = f[n:]; return x }
-	pg.dU0, pg.dKt, pg.dP, pg.dSd = take(Td), take(Td), take(nb*dd), take(nb*BB)
-	pg.g0, pg.g1, pg.dz, pg.lamz = take(B*p.d), take(B*p.d), take(B*p.d), take(B*p.d)
-	pg.lneg, pg.dL, pg.dm, pg.lamm = take(BB), take(BB), take(BB), take(BB)
-	pg.fm, pg.nr, pg.gr = take(BB), take(BB), take(BB)
+	pg.dS, pg.duS, pg.dKt, pg.dP = take(B*p.T), take(nb*B*ld), take(p.T*d), take(nb*d*d)
+	pg.g0, pg.g1, pg.tmp = take(B*d), take(B*d), take(B*d)
+	pg.lneg, pg.dL, pg.fm, pg.nr, pg.gr = take(BB), take(BB), take(BB), take(BB), take(BB)
+	pg.dzm, pg.lam, pg.npk, pg.pnk = take(B*ld), take(B*ld), take(ld*d), take(ld*d)
 	clear(pg.dKt)
 	clear(pg.dP)
 	return pg
@@ -102,17 +106,17 @@ func (t *Trainer) newPathGrads(p pathView) *pathGrads {
 
 func (t *Trainer) releasePathGrads(pg *pathGrads) { t.scratch.Put(pg.buf) }
 
-// pathCarryRows takes query block c's rows of dS (leading dimension T,
-// lower triangular) and runs the carry of its queries in reverse: it adds
-// to dK~ and dP, sets dU0 of the block's rows and keeps its diagonal block.
-func (t *Trainer) pathCarryRows(p pathView, c int, dS []float32, pg *pathGrads) {
-	T, d, dd := p.T, p.d, p.d*p.d
-	const B, BB = pathChunk, pathChunk * pathChunk
-	n := p.g.n(c)
-	dsd := pg.dSd[c*BB : (c+1)*BB]
+// pathCarryRows takes query block c's rows of dS (pg.dS, leading dimension
+// T, lower triangular) and runs the carry of its queries in reverse: it
+// adds to dK~ and dP and keeps the block's [dU0 | dS].
+func (t *Trainer) pathCarryRows(p pathView, c int, pg *pathGrads) {
+	T, d, dd, ld := p.T, p.d, p.d*p.d, p.g.ld()
+	const B = pathChunk
+	n, dS := p.g.n(c), pg.dS
+	duS := pg.duS[c*B*ld:]
 	for i := 0; i < n; i++ {
-		copy(dsd[i*B:i*B+i+1], dS[i*T+c*B:i*T+c*B+i+1])
-		clear(dsd[i*B+i+1 : i*B+n])
+		copy(duS[i*ld+d:i*ld+d+i+1], dS[i*T+c*B:i*T+c*B+i+1])
+		clear(duS[i*ld+d+i+1 : i*ld+d+n])
 	}
 	gcur, gprev := pg.g0, pg.g1
 	for a := 0; a < c; a++ {
@@ -125,8 +129,12 @@ func (t *Trainer) pathCarryRows(p pathView, c int, dS []float32, pg *pathGrads) 
 		runGemm1(native.Gemm{C: pg.dKt[a*B*d:], A: dSa, B: xa, M: B, K: n, N: d, Lda: T, TA: true, Acc: true})
 		gcur, gprev = gprev, gcur
 	}
-	if c > 0 {
-		copy(pg.dU0[c*B*d:], gprev[:n*d])
+	for i := 0; i < n; i++ { // dU0 (block 0's queries are never carried: 0)
+		if c > 0 {
+			copy(duS[i*ld:i*ld+d], gprev[i*d:(i+1)*d])
+		} else {
+			clear(duS[i*ld : i*ld+d])
+		}
 	}
 }
 
@@ -135,37 +143,35 @@ func (t *Trainer) pathCarryRows(p pathView, c int, dS []float32, pg *pathGrads) 
 // (the whole gradient, q.k terms included) and of dw [N][D], and its
 // entries of dbeta [N][H].
 func (t *Trainer) pathBlocksBackward(p pathView, pg *pathGrads, dq, dk, dw, dbeta []float32) {
-	D, d, g := p.D, p.d, p.g
+	D, d, g, ld := p.D, p.d, p.g, p.g.ld()
 	const B, BB = pathChunk, pathChunk * pathChunk
 	dd := d * d
-	dU0, dKt, dP := pg.dU0, pg.dKt, pg.dP
-	lneg, dL, dm, lamm, fm, nr, gr, dz, lamz := pg.lneg, pg.dL, pg.dm, pg.lamm, pg.fm, pg.nr, pg.gr, pg.dz, pg.lamz
+	lneg, dL, fm, nr, gr, dzm, lam, npk, pnk := pg.lneg, pg.dL, pg.fm, pg.nr, pg.gr, pg.dzm, pg.lam, pg.npk, pg.pnk
 	for a := 0; a < g.nb; a++ {
 		a0, n := a*B, g.n(a)
 		o := p.off + a0*D
 		qa, ka, wa := p.q[o:], p.k[o:], p.w[o:]
 		dqa, dka, dwa := dq[o:], dk[o:], dw[o:]
-		ainv, mb, za := p.ainv[a*BB:(a+1)*BB], p.mb[a*BB:(a+1)*BB], p.zb[a0*d:]
-		dSaa := pg.dSd[a*BB : (a+1)*BB]
-		hasU, hasK, hasP := a >= 1, a <= g.nb-2, a >= 1 && a <= g.nb-2
-		du, nk, np := dU0[a0*d:], dKt[a0*d:], dP[a*dd:(a+1)*dd]
-		if hasK { // nk = -dK~
-			for i := range nk[:n*d] {
-				nk[i] = -nk[i]
+		ainv, zm := p.ainv[a*BB:(a+1)*BB], p.zmOf(a)
+		duS := pg.duS[a*B*ld:]
+		dSaa := duS[d:]
+		nk, np := pg.dKt[a0*d:], pg.dP[a*dd:(a+1)*dd] // zero where the block has no K~ or P terms
+		// npk = [-dP^T ; -dK~] ((d + n) x d) and pnk = [-dP | -dK~^T] (d x (d + n)).
+		for i := 0; i < d; i++ {
+			for j := 0; j < d; j++ {
+				npk[i*d+j] = -np[j*d+i]
+				pnk[i*ld+j] = -np[i*d+j]
 			}
 		}
-		if hasP { // np = -dP
-			for i := range np {
-				np[i] = -np[i]
+		for i := 0; i < n; i++ {
+			for c, x := range nk[i*d : (i+1)*d] {
+				npk[(d+i)*d+c] = -x
+				pnk[c*ld+d+i] = -x
 			}
 		}
 		p.lowerQW(lneg, qa, wa, n, -1)
-		// dL = -tril(dS M^T + dU0 Z^T).
-		runGemm1(native.Gemm{C: dL, A: dSaa, B: mb, M: n, K: n, N: n, Ldc: B, Lda: B, Ldb: B, TB: true,
-			Tri: native.LowerC | native.LowerA | native.UpperB})
-		if hasU {
-			runGemm1(native.Gemm{C: dL, A: du, B: za, M: n, K: d, N: n, Ldc: B, TB: true, Acc: true, Tri: native.LowerC})
-		}
+		// dL = -tril(dU0 Z^T + dS M^T) = -tril([dU0 | dS] [Z | M]^T).
+		runGemm1(native.Gemm{C: dL, A: duS, B: zm, M: n, K: d + n, N: n, Ldc: B, Lda: ld, Ldb: ld, TB: true, Tri: native.LowerC})
 		for i := 0; i < n; i++ {
 			row := dL[i*B : i*B+n]
 			for j := 0; j <= i; j++ {
@@ -174,68 +180,44 @@ func (t *Trainer) pathBlocksBackward(p pathView, pg *pathGrads, dq, dk, dw, dbet
 			clear(row[i+1:])
 		}
 		// dQ = dS K + dU0 + dL W.
-		runGemm1(native.Gemm{C: dqa, A: dSaa, B: ka, M: n, K: n, N: d, Ldc: D, Lda: B, Ldb: D, Tri: native.LowerA})
-		if hasU {
-			for i := 0; i < n; i++ {
-				row, ur := dqa[i*D:i*D+d], du[i*d:(i+1)*d]
-				for c := range row {
-					row[c] += ur[c]
-				}
+		runGemm1(native.Gemm{C: dqa, A: dSaa, B: ka, M: n, K: n, N: d, Ldc: D, Lda: ld, Ldb: D, Tri: native.LowerA})
+		for i := 0; i < n; i++ {
+			row, ur := dqa[i*D:i*D+d], duS[i*ld:i*ld+d]
+			for c := range row {
+				row[c] += ur[c]
 			}
 		}
 		runGemm1(native.Gemm{C: dqa, A: dL, B: wa, M: n, K: n, N: d, Ldc: D, Lda: B, Ldb: D, Acc: true, Tri: native.LowerA})
 		// dK = dS^T Q + dK~ (+ E^T W below).
-		runGemm1(native.Gemm{C: dka, A: dSaa, B: qa, M: n, K: n, N: d, Ldc: D, Lda: B, Ldb: D, TA: true, Tri: native.UpperA})
-		if hasK {
-			for i := 0; i < n; i++ {
-				row, kr := dka[i*D:i*D+d], nk[i*d:(i+1)*d]
-				for c := range row {
-					row[c] -= kr[c]
-				}
+		runGemm1(native.Gemm{C: dka, A: dSaa, B: qa, M: n, K: n, N: d, Ldc: D, Lda: ld, Ldb: D, TA: true, Tri: native.UpperA})
+		for i := 0; i < n; i++ {
+			row, kr := dka[i*D:i*D+d], nk[i*d:(i+1)*d]
+			for c := range row {
+				row[c] += kr[c]
 			}
 		}
-		// dW = dL^T Q - M dK~ - Z dP^T (+ the solve's terms below).
+		// dW = dL^T Q - Z dP^T - M dK~ (+ the solve's terms below).
 		runGemm1(native.Gemm{C: dwa, A: dL, B: qa, M: n, K: n, N: d, Ldc: D, Lda: B, Ldb: D, TA: true, Tri: native.UpperA})
-		if hasK {
-			runGemm1(native.Gemm{C: dwa, A: mb, B: nk, M: n, K: n, N: d, Ldc: D, Lda: B, Acc: true, Tri: native.LowerA})
-		}
-		if hasP {
-			runGemm1(native.Gemm{C: dwa, A: za, B: np, M: n, K: d, N: d, Ldc: D, TB: true, Acc: true})
-		}
-		// dM = -L^T dS - W dK~^T, dZ = -L^T dU0 - W dP.
-		runGemm1(native.Gemm{C: dm, A: lneg, B: dSaa, M: n, K: n, N: n, Ldc: B, Lda: B, Ldb: B, TA: true,
-			Tri: native.UpperA | native.LowerB})
-		if hasK {
-			runGemm1(native.Gemm{C: dm, A: wa, B: nk, M: n, K: d, N: n, Ldc: B, Lda: D, TB: true, Acc: true})
-		}
-		if hasU {
-			runGemm1(native.Gemm{C: dz, A: lneg, B: du, M: n, K: n, N: d, Lda: B, TA: true, Tri: native.UpperA})
-		} else {
-			clear(dz[:n*d])
-		}
-		if hasP {
-			runGemm1(native.Gemm{C: dz, A: wa, B: np, M: n, K: d, N: d, Lda: D, Acc: true})
-		}
-		// The adjoints of the solve: LZ = A'^T dZ, LM = A'^T dM (strict lower part).
-		runGemm1(native.Gemm{C: lamz, A: ainv, B: dz, M: n, K: n, N: d, Lda: B, TA: true, Tri: native.UpperA})
-		runGemm1(native.Gemm{C: lamm, A: ainv, B: dm, M: n, K: n, N: n, Ldc: B, Lda: B, Ldb: B, TA: true,
-			Tri: native.UpperA | native.LowerC})
+		runGemm1(native.Gemm{C: dwa, A: zm, B: npk, M: n, K: d + n, N: d, Ldc: D, Lda: ld, Acc: true})
+		// [dZ | dM] = -L^T [dU0 | dS] - W [dP | dK~^T].
+		runGemm1(native.Gemm{C: dzm, A: lneg, B: duS, M: n, K: n, N: d + n, Ldc: ld, Lda: B, Ldb: ld, TA: true, Tri: native.UpperA})
+		runGemm1(native.Gemm{C: dzm, A: wa, B: pnk, M: n, K: d, N: d + n, Ldc: ld, Lda: D, Ldb: ld, Acc: true})
+		// The adjoints of the solve, [LZ | LM] = A'^T [dZ | dM] (LM's strict
+		// lower part), and fm = LZ Z^T + LM M^T (its strict lower part is -dN).
+		runGemm1(native.Gemm{C: lam, A: ainv, B: dzm, M: n, K: n, N: d + n, Ldc: ld, Lda: B, Ldb: ld, TA: true, Tri: native.UpperA})
 		for i := 0; i < n; i++ {
-			clear(lamm[i*B+i : i*B+n])
+			clear(lam[i*ld+d+i : i*ld+d+n])
 		}
-		// fm = LM M^T + LZ Z^T (its strict lower part is -dN).
-		runGemm1(native.Gemm{C: fm, A: lamm, B: mb, M: n, K: n, N: n, Ldc: B, Lda: B, Ldb: B, TB: true,
-			Tri: native.LowerC | native.LowerA | native.UpperB})
-		runGemm1(native.Gemm{C: fm, A: lamz, B: za, M: n, K: d, N: n, Ldc: B, TB: true, Acc: true, Tri: native.LowerC})
+		runGemm1(native.Gemm{C: fm, A: lam, B: zm, M: n, K: d + n, N: n, Ldc: B, Lda: ld, Ldb: ld, TB: true, Tri: native.LowerC})
 		runGemm1(native.Gemm{C: nr, A: wa, B: wa, M: n, K: d, N: n, Ldc: B, Lda: D, Ldb: D, TB: true, Tri: native.LowerC})
 		runGemm1(native.Gemm{C: gr, A: wa, B: ka, M: n, K: d, N: n, Ldc: B, Lda: D, Ldb: D, TB: true, Tri: native.LowerC})
-		// dbeta; E = D LM into lamm, F = -D fm into fm (strict lower parts);
+		// dbeta; E = D LM in place, F = -D fm into fm (strict lower parts);
 		// dW += D LZ.
 		for i := 0; i < n; i++ {
 			b := p.betaOf(a0, i)
-			lr, fr, nrr, grr := lamm[i*B:i*B+n], fm[i*B:i*B+n], nr[i*B:i*B+n], gr[i*B:i*B+n]
+			lz, lr, fr, nrr, grr := lam[i*ld:i*ld+d], lam[i*ld+d:i*ld+d+n], fm[i*B:i*B+n], nr[i*B:i*B+n], gr[i*B:i*B+n]
 			var s float32
-			for c, x := range lamz[i*d : (i+1)*d] {
+			for c, x := range lz {
 				s += x * wa[i*D+c]
 				dwa[i*D+c] += b * x
 			}
@@ -248,9 +230,9 @@ func (t *Trainer) pathBlocksBackward(p pathView, pg *pathGrads, dq, dk, dw, dbet
 			dbeta[p.bo+(a0+i)*p.H] = s
 		}
 		// dW += E K + F W + F^T W, dK += E^T W.
-		runGemm1(native.Gemm{C: dwa, A: lamm, B: ka, M: n, K: n, N: d, Ldc: D, Lda: B, Ldb: D, Acc: true, Tri: native.LowerA})
+		runGemm1(native.Gemm{C: dwa, A: lam[d:], B: ka, M: n, K: n, N: d, Ldc: D, Lda: ld, Ldb: D, Acc: true, Tri: native.LowerA})
 		runGemm1(native.Gemm{C: dwa, A: fm, B: wa, M: n, K: n, N: d, Ldc: D, Lda: B, Ldb: D, Acc: true, Tri: native.LowerA})
 		runGemm1(native.Gemm{C: dwa, A: fm, B: wa, M: n, K: n, N: d, Ldc: D, Lda: B, Ldb: D, TA: true, Acc: true, Tri: native.UpperA})
-		t.pc.keysViaR(native.Gemm{C: dka, A: lamm, B: wa, M: n, K: n, N: d, Ldc: D, Lda: B, Ldb: D, TA: true, Acc: true, Tri: native.UpperA})
+		t.pc.keysViaR(native.Gemm{C: dka, A: lam[d:], B: wa, M: n, K: n, N: d, Ldc: D, Lda: ld, Ldb: D, TA: true, Acc: true, Tri: native.UpperA})
 	}
 }
