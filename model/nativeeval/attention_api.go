@@ -79,7 +79,7 @@ func NewAttention(as AttentionSpec) (*Attention, error) {
 
 // FLOPs is the conventional count for causal attention: QK^T and AV, each
 // 2*d multiply-adds per (query, key) pair, over L*L/2 pairs, per head.
-// PaTH's transport doubles it (pathFLOPs).
+// PaTH adds its transport, about a quarter more at d = 32 (pathFLOPs).
 func (a *Attention) FLOPs() float64 {
 	if a.path != nil {
 		return pathFLOPs(a.s.L, a.s.H, a.s.d)

@@ -16,18 +16,19 @@ import (
 //	k~_j     = H_{c1-1} ... H_{j+1} k_j    (k_j carried to its block's end).
 //
 // A key block's whole product is kept in WY form, Pi = H_{c1-1} ... H_{c0} =
-// I - W^T Z (newPathBlocks), so leaving the block is u^T <- u^T - (u^T W^T) Z:
-// two small products with the same kernels as the scores (QKBlock,
-// PVBlock). The query's own block uses the same form: its scores are
+// I - W^T Z (newPathBlocks), and as that d x d matrix, so leaving the block
+// is u^T <- u^T Pi: one d x d product per query (PVBlock), a quarter of
+// the two 64-wide products of the WY form at d = 32. The query's own block
+// uses the WY form: its scores are
 // Q K^T - tril(Q W^T) M and its queries leave it as Q - tril(Q W^T) Z, all
 // products of 64-row blocks. Query blocks are key blocks (64 rows), so the
 // two tilings align, and each key block's form is built once per layer and
 // reused by every later query block.
 //
 // Cost per (query, key) pair below the diagonal block: the score (2d) and
-// the value (2d) as in plain attention, plus the transport (4d): twice
-// plain attention's flops (pathFLOPs). Building a block's form costs about
-// 10 * 64^2 d flops more, what one query block spends on one key block.
+// the value (2d) as in plain attention, plus the transport (2d^2 / 64:
+// d at d = 32). Building a block's forms costs about 12 * 64^2 d flops
+// more (pathFLOPs).
 
 // pathBroken names a piece that tests break on purpose ("gate", "conv",
 // "order", "solve": pathSolve without the rows already solved) to prove that the reference comparisons can fail; empty in every
@@ -109,6 +110,7 @@ func computePathSteps(pl *pathLayer, z, bg []float32, L, H, d, workers int) *pat
 type pathBlocks struct {
 	kt, wt, zneg []float32 // each [H][nkb][64*d]
 	mneg         []float32 // [H][nkb][64*64]
+	pi           []float32 // [H][nkb][d*d] the block's product I - W^T Z
 }
 
 // newPathBlocks builds the per-block data from the raw keys in bufs.kt, in
@@ -134,7 +136,7 @@ func newPathBlocks(s *attnShape, bufs *headBufs, st *pathSteps, workers int, reu
 	pb := reuse
 	if pb == nil || len(pb.kt) != n || len(pb.mneg) != s.H*nkb*blockK*blockK {
 		pb = &pathBlocks{kt: make([]float32, n), wt: make([]float32, n), zneg: make([]float32, n),
-			mneg: make([]float32, s.H*nkb*blockK*blockK)}
+			mneg: make([]float32, s.H*nkb*blockK*blockK), pi: make([]float32, s.H*nkb*d*d)}
 	}
 	scratch := make(chan *solveScratch, max(workers, 1)+1)
 	native.ParallelFor(s.H*nkb, workers, func(task int) {
@@ -173,6 +175,12 @@ func newPathBlocks(s *attnShape, bufs *headBufs, st *pathSteps, workers int, reu
 		kt := pb.kt[off : off+blockK*d]
 		copy(kt, kraw)
 		native.PVBlock(kt, wt, mneg, d, blockK, blockK, blockK) // K~^T = K^T - W^T M
+		pi := pb.pi[(h*nkb+kb)*d*d : (h*nkb+kb+1)*d*d]
+		clear(pi)
+		for c := 0; c < d; c++ {
+			pi[c*d+c] = 1
+		}
+		native.PVBlock(pi, wt, zneg, d, d, blockK, blockK) // Pi = I - W^T Z
 		select {
 		case scratch <- ss:
 		default:
@@ -267,18 +275,19 @@ func transposeBlock(dst, x []float32, n, d int) {
 	}
 }
 
-// leave carries nq queries u ([nq][d]) out of the key block at off, older
-// end: u^T <- u^T Pi = u^T - (u^T W^T) Z (uw [nq][64] is scratch).
-func (pb *pathBlocks) leave(u, uw []float32, off, nq, d int) {
-	native.QKBlock(uw, u, pb.wt[off:], nq, d, blockK)
-	native.PVBlock(u, uw, pb.zneg[off:], nq, d, blockK, blockK)
+// leave carries nq queries u ([nq][d]) out of key block i (head-major
+// index h * nkb + kb), older end, into dst: dst^T = u^T Pi.
+func (pb *pathBlocks) leave(dst, u []float32, i, nq, d int) {
+	clear(dst[:nq*d])
+	native.PVBlock(dst, u, pb.pi[i*d*d:], nq, d, d, d)
 }
 
 // pathScratch is one worker's memory: the attention scratch at 64 rows,
-// the carried queries U and the transport coefficients U W^T.
+// the carried queries U (and the next U: u2) and the diagonal block's
+// transport coefficients Q W^T.
 type pathScratch struct {
 	*attnScratch
-	u, uw []float32
+	u, u2, uw []float32
 }
 
 // pathAttend runs one layer's PaTH attention on all (head, query block)
@@ -294,7 +303,8 @@ func pathAttend(s *attnShape, bufs *headBufs, st *pathSteps, pb *pathBlocks, out
 		default:
 			a := &attnScratch{sc: make([]float32, blockK*blockK), o: make([]float32, blockK*s.d),
 				m: make([]float32, blockK), l: make([]float32, blockK), f: make([]float32, blockK), rs: make([]float32, blockK)}
-			w = &pathScratch{attnScratch: a, u: make([]float32, blockK*s.d), uw: make([]float32, blockK*blockK)}
+			w = &pathScratch{attnScratch: a, u: make([]float32, blockK*s.d), u2: make([]float32, blockK*s.d),
+				uw: make([]float32, blockK*blockK)}
 		}
 		w.stats = nil
 		if diag != nil {
@@ -368,7 +378,8 @@ func pathBlock(s *attnShape, bufs *headBufs, st *pathSteps, pb *pathBlocks, w *p
 		gate(kb * blockK)
 		visit(kb, blockK)
 		if kb > 0 {
-			pb.leave(w.u, w.uw, off, nq, d)
+			pb.leave(w.u2, w.u, h*nkb+kb, nq, d)
+			w.u, w.u2 = w.u2, w.u
 		}
 	}
 	finishDiag(w.attnScratch, i0, nq)
@@ -384,8 +395,14 @@ func pathBlock(s *attnShape, bufs *headBufs, st *pathSteps, pb *pathBlocks, w *p
 }
 
 // pathFLOPs is the flop count of PaTH attention on L tokens and H heads of
-// width d, as pathBlock spends them: per pair, score and value (4d) and the
-// transport of the query (4d, the block's WY form or one Householder step).
+// width d, as newPathBlocks and pathBlock spend them: per pair, score and
+// value (4d) and the query's share of leaving a key block (2d^2 / 64); per
+// token, its key block's forms (W W^T, W K^T, the solve, K~, Pi: about
+// 12 * 64 d) and its query block's own scores and carry (Q W^T, its
+// product with M and Z: about 4 * 64 d + 64^2).
 func pathFLOPs(L, H, d int) float64 {
-	return 8 * float64(L) * float64(L) / 2 * float64(d) * float64(H)
+	l, dd, b := float64(L), float64(d), float64(blockK)
+	perPair := 4*dd + 2*dd*dd/b
+	perToken := 12*b*dd + 4*b*dd + b*b
+	return float64(H) * (l*l/2*perPair + l*perToken)
 }

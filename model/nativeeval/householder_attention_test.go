@@ -87,15 +87,15 @@ func randomSteps(L, d int, beta float32, seed uint64) *pathSteps {
 }
 
 // carriedNorms carries a random query from the end of an L-token window
-// back to its start through the key blocks' WY forms (the evaluator's own
-// path, pathBlocks.leave) and returns |u| / |q| after each block.
+// back to its start through the key blocks' products Pi (the evaluator's
+// own path, pathBlocks.leave) and returns |u| / |q| after each block.
 func carriedNorms(L, d int, beta float32) []float64 {
 	s := &attnShape{L: L, H: 1, d: d}
 	bufs := newHeadBufs(s)
 	st := randomSteps(L, d, beta, uint64(L))
 	pb := newPathBlocks(s, bufs, st, 0, nil)
 	r := rand.New(rand.NewPCG(3, 3))
-	u, uw := make([]float32, d), make([]float32, blockK)
+	u, u2 := make([]float32, d), make([]float32, d)
 	var q2 float64
 	for c := range u {
 		u[c] = float32(r.NormFloat64())
@@ -103,7 +103,8 @@ func carriedNorms(L, d int, beta float32) []float64 {
 	}
 	var out []float64
 	for kb := s.nkb() - 1; kb >= 0; kb-- {
-		pb.leave(u, uw, kb*blockK*d, 1, d)
+		pb.leave(u2, u, kb, 1, d)
+		u, u2 = u2, u
 		var n2 float64
 		for _, x := range u {
 			n2 += float64(x) * float64(x)
