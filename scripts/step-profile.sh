@@ -4,7 +4,8 @@
 # at the cpu-v1 shape (d 128, 2 layers, T 128, batch 16) and the protocol
 # shape (T 512, batch 8), for rope, random-qkv and path, each sample put in
 # one category by its stack (docs/training.md, "Where a step's time goes"):
-#   PaTH TxT       under model/nativetrain/householder_*.go (its T x T work, GEMMs included)
+#   PaTH transport under model/nativetrain/householder_*.go (its chunked transport and, in the
+#                  backward pass, the softmax rows it runs with; GEMMs included)
 #   attention      under model/nativetrain/attention.go (kernels included)
 #   optimizer      under (*Trainer).adamW
 #   transpose/pack a model/native packing or transpose function
@@ -51,7 +52,7 @@ bucket() { # stdin: pprof -traces -lines; stdout: "category<TAB>seconds" and "ge
     if (leaf ~ /^routebench\/model\/native\./ && leaf ~ /[Pp]ack|[Tt]ranspose/) cat = "transpose/pack"
     for (i = 1; i <= n && cat == ""; i++) {
       if (fn[i] !~ /^routebench\/model\/nativetrain\./) continue
-      if (fl[i] ~ /householder_/) cat = "PaTH TxT"
+      if (fl[i] ~ /householder_/) cat = "PaTH transport"
       else if (fl[i] ~ /\/attention\.go$/) cat = "attention"
       else if (fn[i] ~ /adamW/) cat = "optimizer"
       else if (caller == "") { caller = fn[i]; sub(/^routebench\/model\/nativetrain\./, "", caller); sub(/\.func[0-9.]+$/, "", caller) }
@@ -71,7 +72,7 @@ bucket() { # stdin: pprof -traces -lines; stdout: "category<TAB>seconds" and "ge
   END { flush(); for (c in tot) printf "%s\t%.4f\n", c, tot[c]; for (c in gc) printf "gemm:%s\t%.4f\n", c, gc[c] }'
 }
 
-cats="GEMM transpose/pack attention PaTH-TxT elementwise optimizer runtime other"
+cats="GEMM transpose/pack attention PaTH-transport elementwise optimizer runtime other"
 for r in "${runs[@]}"; do bucket < "$OUT/$r.traces" > "$OUT/$r.buckets"; done
 
 echo "step-profile: % of a step's CPU samples by category (d_model 128, 2 layers, 4 heads; cpu-v1 = T 128 x batch 16, protocol = T 512 x batch 8)"
