@@ -80,7 +80,7 @@ func run(rc *pipeline.RunContext, cfg Config) error {
 	}
 	var txt, md strings.Builder
 	fmt.Fprintf(&txt, "goos: %s\ngoarch: %s\ncpu: %s\nkernel: %s\npkg: routebench/model/native\n", runtime.GOOS, runtime.GOARCH, pipeline.CPUModel(), native.KernelName())
-	fmt.Fprintf(&md, "Native streaming attention (%d heads x d_head %d, causal; FLOPs = 4 L^2/2 d per head, PaTH's 8 L^2/2 d: its transport doubles the work per pair; PaTH's time includes building each key block's WY form, as the forward pass pays per layer), kernel `%s`, GOMAXPROCS %d; median of %d runs; peak = %.0f GFLOP/s (OpenBLAS sgemm, both cores).\n\n| variant | L | GFLOP/s | tokens/s | %% of sgemm peak |\n|---|---|---|---|---|\n",
+	fmt.Fprintf(&md, "Native streaming attention (%d heads x d_head %d, causal; FLOPs = 4 L^2/2 d per head; PaTH's as its evaluator spends them, 4d + 2d^2/64 per pair for the score, the value and the query's carry through the key blocks, and about 16 x 64 d + 64^2 per token for each block's forms and the query block's own scores; PaTH's time includes building the key blocks' forms, as the forward pass pays per layer), kernel `%s`, GOMAXPROCS %d; median of %d runs; peak = %.0f GFLOP/s (OpenBLAS sgemm, both cores).\n\n| variant | L | GFLOP/s | tokens/s | %% of sgemm peak |\n|---|---|---|---|---|\n",
 		cfg.Heads, cfg.DHead, native.KernelName(), runtime.GOMAXPROCS(0), cfg.Count, SgemmPeakGFLOPs)
 	total := int64(len(flavours) * len(cfg.Lengths) * cfg.Count)
 	var done int64
