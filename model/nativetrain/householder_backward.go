@@ -9,8 +9,10 @@ import (
 // The backward pass of PaTH's attention, a block of pathChunk query rows at
 // a time (the math: householder_attention.go): each block's dS is made,
 // fed to the transport's carry and dropped while in cache, so no head's
-// T x T gradient goes to memory; the blocks' own pass runs once the sums
-// over the query blocks are complete.
+// T x T gradient goes to memory. The query blocks go newest first: when
+// block c's turn comes, every later query block has added its part to
+// c's sums (dK~_c, dP_c), so c's own pass runs at once, on operands still
+// in cache.
 
 // attentionBackwardPath sets dq, dk, dv, dw, dbeta and (path-fox) dG from
 // dO and the tape.
@@ -32,18 +34,14 @@ func (t *Trainer) attentionBackwardPath(lt *layerTape, dO, dq, dk, dv, dw, dbeta
 				dG[g0+i*H] = 0
 			}
 		}
-		for cb := 0; cb < p.g.nb; cb++ {
+		for cb := p.g.nb - 1; cb >= 0; cb-- {
 			i0 := cb * pathChunk
 			i1 := i0 + p.g.n(cb)
-			m, acc := i1-i0, i0 > 0
-			// dv[:i1] (+)= P[i0:i1]^T dO[i0:i1]: rows past i1 get nothing from this block.
+			m, acc := i1-i0, cb < p.g.nb-1
+			// dv[:i1] (+)= P[i0:i1]^T dO[i0:i1]: rows past i1 get nothing
+			// from this block (the first, the last block, sets them all).
 			native.Gemm{C: dv[off:], A: P[i0*T:], B: dO[off+i0*D:], M: i1, K: m, N: d, Ldc: D, Lda: T, Ldb: D,
 				TA: true, Acc: acc, Workers: 1}.Run()
-			if i1 < T && i0 == 0 {
-				for j := i1; j < T; j++ {
-					clear(dv[off+j*D : off+j*D+d])
-				}
-			}
 			native.Gemm{C: dS, A: dO[off+i0*D:], B: lt.v[off:], M: m, K: d, N: i1, Ldc: T, Lda: D, Ldb: D,
 				TB: true, Workers: 1}.Run()
 			for i := i0; i < i1; i++ {
@@ -64,8 +62,8 @@ func (t *Trainer) attentionBackwardPath(lt *layerTape, dO, dq, dk, dv, dw, dbeta
 				}
 			}
 			t.pathCarryRows(p, cb, pg)
+			t.pathBlockBackward(p, pg, cb, dq, dk, dw, dbeta)
 		}
-		t.pathBlocksBackward(p, pg, dq, dk, dw, dbeta)
 	})
 }
 
@@ -138,16 +136,16 @@ func (t *Trainer) pathCarryRows(p pathView, c int, pg *pathGrads) {
 	}
 }
 
-// pathBlocksBackward runs the blocks' backward pass once every query block
-// has been through pathCarryRows: it sets the head's columns of dq and dk
-// (the whole gradient, q.k terms included) and of dw [N][D], and its
-// entries of dbeta [N][H].
-func (t *Trainer) pathBlocksBackward(p pathView, pg *pathGrads, dq, dk, dw, dbeta []float32) {
+// pathBlockBackward runs block a's own backward pass once query blocks a
+// and later have been through pathCarryRows: it sets block a's rows of the
+// head's columns of dq and dk (the whole gradient, q.k terms included) and
+// of dw [N][D], and its entries of dbeta [N][H].
+func (t *Trainer) pathBlockBackward(p pathView, pg *pathGrads, a int, dq, dk, dw, dbeta []float32) {
 	D, d, g, ld := p.D, p.d, p.g, p.g.ld()
 	const B, BB = pathChunk, pathChunk * pathChunk
 	dd := d * d
 	lneg, dL, fm, nr, gr, dzm, lam, npk, pnk := pg.lneg, pg.dL, pg.fm, pg.nr, pg.gr, pg.dzm, pg.lam, pg.npk, pg.pnk
-	for a := 0; a < g.nb; a++ {
+	{
 		a0, n := a*B, g.n(a)
 		o := p.off + a0*D
 		qa, ka, wa := p.q[o:], p.k[o:], p.w[o:]
