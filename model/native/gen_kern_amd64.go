@@ -30,6 +30,8 @@ func main() {
 	kern(6, 4, false)
 	kern(6, 2, false)
 	kern(12, 2, false)
+	kern(4, 4, false)
+	kern(4, 2, false)
 	kern(6, 4, true)
 	kern(6, 2, true)
 	kern(12, 2, true)
@@ -64,7 +66,7 @@ func kern(rows, nv int, trans bool) {
 	acc := regs[:rows*nv]
 	breg := regs[rows*nv : rows*nv+nv]
 	bc := regs[rows*nv+nv : rows*nv+nv+3]
-	groups := rows / 3
+	groups := (rows + 2) / 3 // the last group is short for rows = 4
 	abase := []string{"SI", "R11", "R12", "R13"}[:groups]
 	arow := func(r int) string {
 		if trans {
@@ -89,7 +91,7 @@ func kern(rows, nv int, trans bool) {
 	cRows := func(body func(r int, base string)) {
 		w("\tMOVQ DX, AX")
 		for g := 0; g < groups; g++ {
-			for i := 0; i < 3; i++ {
+			for i := 0; i < 3 && 3*g+i < rows; i++ {
 				base := "(AX)"
 				if i > 0 {
 					base = fmt.Sprintf("(AX)(R10*%d)", i)

@@ -161,7 +161,8 @@ const (
 )
 
 // mmAsm computes rows [0,m) of c (+)= a * b for a column width w of 32 or
-// 64; rows beyond the last multiple of 6 go through zero-padded copies.
+// 64; 4 rows left after the last multiple of 6 (or 12) run in a 4-row tile,
+// other remainders go through zero-padded copies.
 // scale is read only in modeScale.
 func mmAsm(c []float32, ldc int, a []float32, lda int, b []float32, ldb int, m, k, w, mode int, scale []float32) {
 	var sp *float32
@@ -179,6 +180,13 @@ func mmAsm(c []float32, ldc int, a []float32, lda int, b []float32, ldb int, m, 
 			sp = &scale[i]
 		}
 		kern6(w, ptr(a, i*lda), lda, ptr(b, 0), ldb, k, ptr(c, i*ldc), ldc, sp, mode)
+	}
+	if m-i == 4 { // a 64-row block's last rows: a 4-row tile, no padded copies
+		if mode == modeScale {
+			sp = &scale[i]
+		}
+		kern4(w, ptr(a, i*lda), lda, ptr(b, 0), ldb, k, ptr(c, i*ldc), ldc, sp, mode)
+		i += 4
 	}
 	if i < m {
 		mmTail(c[i*ldc:], ldc, a[i*lda:], lda, b, ldb, m-i, k, w, mode, scale[min(i, len(scale)):])
