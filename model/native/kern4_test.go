@@ -10,7 +10,7 @@ import (
 )
 
 // TestMMAsmFourRowTail checks mmAsm on row counts whose remainder after the
-// 6- (or 12-) row tiles is 4, in all three modes and both widths, against a
+// 6- (or 12-) row tiles is 4 or 8 (m = 6n + 2), or 2 (the padded path), in all three modes and both widths, against a
 // float64 reference, and bit for bit against the same rows run through the
 // zero-padded mmTail (which the 4-row tile replaced).
 func TestMMAsmFourRowTail(t *testing.T) {
@@ -18,7 +18,7 @@ func TestMMAsmFourRowTail(t *testing.T) {
 		t.Skip("no AVX-512")
 	}
 	r := rand.New(rand.NewPCG(9, 10))
-	for _, m := range []int{4, 10, 16, 64} {
+	for _, m := range []int{4, 8, 10, 14, 16, 20, 32, 64} {
 		for _, w := range []int{32, 64} {
 			for _, mode := range []int{modeSet, modeAcc, modeScale} {
 				t.Run(fmt.Sprintf("m=%d/w=%d/mode=%d", m, w, mode), func(t *testing.T) {

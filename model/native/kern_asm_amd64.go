@@ -161,8 +161,9 @@ const (
 )
 
 // mmAsm computes rows [0,m) of c (+)= a * b for a column width w of 32 or
-// 64; 4 rows left after the last multiple of 6 (or 12) run in a 4-row tile,
-// other remainders go through zero-padded copies.
+// 64; 4 or 8 rows left after the 6- (or 12-) row tiles run in 4-row tiles
+// (m = 6n + 2 gives up one 6-row tile for that), other remainders go
+// through zero-padded copies.
 // scale is read only in modeScale.
 func mmAsm(c []float32, ldc int, a []float32, lda int, b []float32, ldb int, m, k, w, mode int, scale []float32) {
 	var sp *float32
@@ -175,13 +176,17 @@ func mmAsm(c []float32, ldc int, a []float32, lda int, b []float32, ldb int, m, 
 			kern12x32(ptr(a, i*lda), lda, ptr(b, 0), ldb, k, ptr(c, i*ldc), ldc, sp, mode)
 		}
 	}
-	for ; i+6 <= m; i += 6 {
+	end6 := i + (m-i)/6*6
+	if m-end6 == 2 && end6 > i {
+		end6 -= 6 // 8 rows left: two 4-row tiles, not a 6-row tile and a padded copy
+	}
+	for ; i < end6; i += 6 {
 		if mode == modeScale {
 			sp = &scale[i]
 		}
 		kern6(w, ptr(a, i*lda), lda, ptr(b, 0), ldb, k, ptr(c, i*ldc), ldc, sp, mode)
 	}
-	if m-i == 4 { // a 64-row block's last rows: a 4-row tile, no padded copies
+	for m-i == 4 || m-i == 8 { // a 64-row block's last rows: 4-row tiles, no padded copies
 		if mode == modeScale {
 			sp = &scale[i]
 		}
