@@ -30,6 +30,8 @@ func main() {
 	kern(6, 4, false)
 	kern(6, 2, false)
 	kern(12, 2, false)
+	kern(4, 4, false)
+	kern(4, 2, false)
 	kern(6, 4, true)
 	kern(6, 2, true)
 	kern(12, 2, true)
@@ -39,6 +41,7 @@ func main() {
 	geluTanh()
 	ramp()
 	softmaxRows()
+	softmaxRowsEnt()
 	if err := os.WriteFile("kern_amd64.s", []byte(b.String()), 0o644); err != nil {
 		fmt.Fprintln(os.Stderr, "gen_kern_amd64:", err)
 		os.Exit(1)
@@ -63,7 +66,7 @@ func kern(rows, nv int, trans bool) {
 	acc := regs[:rows*nv]
 	breg := regs[rows*nv : rows*nv+nv]
 	bc := regs[rows*nv+nv : rows*nv+nv+3]
-	groups := rows / 3
+	groups := (rows + 2) / 3 // the last group is short for rows = 4
 	abase := []string{"SI", "R11", "R12", "R13"}[:groups]
 	arow := func(r int) string {
 		if trans {
@@ -88,7 +91,7 @@ func kern(rows, nv int, trans bool) {
 	cRows := func(body func(r int, base string)) {
 		w("\tMOVQ DX, AX")
 		for g := 0; g < groups; g++ {
-			for i := 0; i < 3; i++ {
+			for i := 0; i < 3 && 3*g+i < rows; i++ {
 				base := "(AX)"
 				if i > 0 {
 					base = fmt.Sprintf("(AX)(R10*%d)", i)
@@ -499,6 +502,98 @@ func softmaxRows() {
 	w("\tDECQ CX")
 	w("\tJNZ sm_row")
 	w("sm_done:")
+	w("\tVZEROUPPER")
+	w("\tRET")
+}
+
+// softmaxRowsEnt is softmaxRows that also sets ent[r] = sum_j e_j t_j, with
+// e_j the new exp(s_j - mNew) and t_j = max(s_j - mNew, lo): the entropy
+// numerator of the evaluator's diagnostics, fused so that they need no copy
+// of the score block and no second pass over it. The clamp at lo is where
+// exp gives an exact 0, so masked (-Inf) scores add 0, not 0 * -Inf = NaN.
+// The clamped differences live in Z20, Z21, Z30, Z31 (free once the row
+// max is reduced) and the products accumulate in Z14.
+func softmaxRowsEnt() {
+	w("")
+	w("// func softmaxRowsEntAVX512(s *float32, nq int, m *float32, rs *float32, d *float32, ent *float32, consts *[12]float32)")
+	w("TEXT ·softmaxRowsEntAVX512(SB), NOSPLIT, $0-56")
+	w("\tMOVQ s+0(FP), SI")
+	w("\tMOVQ nq+8(FP), CX")
+	w("\tMOVQ m+16(FP), R8")
+	w("\tMOVQ rs+24(FP), R9")
+	w("\tMOVQ d+32(FP), R10")
+	w("\tMOVQ ent+40(FP), R11")
+	w("\tMOVQ consts+48(FP), BX")
+	for i := 0; i < 11; i++ {
+		w("\tVBROADCASTSS %d(BX), Z%d", 4*i, i+1)
+	}
+	w("\tTESTQ CX, CX")
+	w("\tJZ sme_done")
+	w("sme_row:")
+	for v := 0; v < 4; v++ {
+		if v == 0 {
+			w("\tVMOVUPS (SI), Z%d", 16+v)
+		} else {
+			w("\tVMOVUPS %d(SI), Z%d", 64*v, 16+v)
+		}
+	}
+	w("\tVMAXPS Z17, Z16, Z20")
+	w("\tVMAXPS Z19, Z18, Z21")
+	w("\tVMAXPS Z21, Z20, Z12")
+	w("\tVEXTRACTF64X4 $1, Z12, Y13")
+	w("\tVMAXPS Y13, Y12, Y12")
+	w("\tVEXTRACTF128 $1, Y12, X13")
+	w("\tVMAXPS X13, X12, X12")
+	w("\tVPERMILPS $0x4e, X12, X13")
+	w("\tVMAXPS X13, X12, X12")
+	w("\tVPERMILPS $0xb1, X12, X13")
+	w("\tVMAXPS X13, X12, X12")
+	w("\tVMOVSS (R8), X14            // m_old")
+	w("\tVMAXSS X14, X12, X12        // m_new = max(row max, m_old)")
+	w("\tVMOVSS X12, (R8)")
+	w("\tVSUBSS X12, X14, X14        // m_old - m_new (-Inf on the first block)")
+	w("\tVMOVSS X14, (R10)")
+	w("\tVBROADCASTSS X12, Z0")
+	keep := []int{20, 21, 30, 31}
+	for v := 0; v < 4; v++ {
+		w("\tVSUBPS Z0, Z%d, Z%d", 16+v, 16+v)
+		w("\tVMAXPS Z1, Z%d, Z%d          // t = max(s - m_new, lo)", 16+v, keep[v])
+	}
+	for v := 0; v < 4; v++ {
+		expBody(16+v, 26+v, 22+v)
+		if v == 0 {
+			w("\tVMOVUPS Z%d, (SI)", 26+v)
+			w("\tVMULPS Z%d, Z%d, Z14          // e t", keep[v], 26+v)
+		} else {
+			w("\tVMOVUPS Z%d, %d(SI)", 26+v, 64*v)
+			w("\tVFMADD231PS Z%d, Z%d, Z14", keep[v], 26+v)
+		}
+	}
+	w("\tVADDPS Z27, Z26, Z26")
+	w("\tVADDPS Z29, Z28, Z28")
+	w("\tVADDPS Z28, Z26, Z12")
+	w("\tVEXTRACTF64X4 $1, Z12, Y13")
+	w("\tVADDPS Y13, Y12, Y12")
+	w("\tVEXTRACTF128 $1, Y12, X13")
+	w("\tVADDPS X13, X12, X12")
+	w("\tVHADDPS X12, X12, X12")
+	w("\tVHADDPS X12, X12, X12       // row sum")
+	w("\tVMOVSS X12, (R9)")
+	w("\tVEXTRACTF64X4 $1, Z14, Y13")
+	w("\tVADDPS Y13, Y14, Y14")
+	w("\tVEXTRACTF128 $1, Y14, X13")
+	w("\tVADDPS X13, X14, X14")
+	w("\tVHADDPS X14, X14, X14")
+	w("\tVHADDPS X14, X14, X14       // entropy numerator")
+	w("\tVMOVSS X14, (R11)")
+	w("\tADDQ $256, SI")
+	w("\tADDQ $4, R8")
+	w("\tADDQ $4, R9")
+	w("\tADDQ $4, R10")
+	w("\tADDQ $4, R11")
+	w("\tDECQ CX")
+	w("\tJNZ sme_row")
+	w("sme_done:")
 	w("\tVZEROUPPER")
 	w("\tRET")
 }

@@ -161,7 +161,9 @@ const (
 )
 
 // mmAsm computes rows [0,m) of c (+)= a * b for a column width w of 32 or
-// 64; rows beyond the last multiple of 6 go through zero-padded copies.
+// 64; 4 or 8 rows left after the 6- (or 12-) row tiles run in 4-row tiles
+// (m = 6n + 2 gives up one 6-row tile for that), other remainders go
+// through zero-padded copies.
 // scale is read only in modeScale.
 func mmAsm(c []float32, ldc int, a []float32, lda int, b []float32, ldb int, m, k, w, mode int, scale []float32) {
 	var sp *float32
@@ -174,11 +176,22 @@ func mmAsm(c []float32, ldc int, a []float32, lda int, b []float32, ldb int, m, 
 			kern12x32(ptr(a, i*lda), lda, ptr(b, 0), ldb, k, ptr(c, i*ldc), ldc, sp, mode)
 		}
 	}
-	for ; i+6 <= m; i += 6 {
+	end6 := i + (m-i)/6*6
+	if m-end6 == 2 && end6 > i {
+		end6 -= 6 // 8 rows left: two 4-row tiles, not a 6-row tile and a padded copy
+	}
+	for ; i < end6; i += 6 {
 		if mode == modeScale {
 			sp = &scale[i]
 		}
 		kern6(w, ptr(a, i*lda), lda, ptr(b, 0), ldb, k, ptr(c, i*ldc), ldc, sp, mode)
+	}
+	for m-i == 4 || m-i == 8 { // a 64-row block's last rows: 4-row tiles, no padded copies
+		if mode == modeScale {
+			sp = &scale[i]
+		}
+		kern4(w, ptr(a, i*lda), lda, ptr(b, 0), ldb, k, ptr(c, i*ldc), ldc, sp, mode)
+		i += 4
 	}
 	if i < m {
 		mmTail(c[i*ldc:], ldc, a[i*lda:], lda, b, ldb, m-i, k, w, mode, scale[min(i, len(scale)):])

@@ -3,6 +3,8 @@ package nativeeval
 import (
 	"math"
 	"slices"
+
+	"routebench/model/native"
 )
 
 // Far-mass and entropy diagnostics, in the same streaming pass as the
@@ -15,10 +17,12 @@ import (
 //
 // and a new max m' turns E into f (E + (m - m') l) and F into f F, with
 // f = exp(m - m') the factor that rescales l. So each score block adds its
-// terms and rescales the earlier ones, and nothing is recomputed: the
-// diagnostics cost a copy of the score block and one pass over it (a
+// terms and rescales the earlier ones, and nothing is recomputed (a
 // second streaming pass that recomputed every score block cost about as
-// much as the output itself).
+// much as the output itself). A block's share of E comes out of the
+// softmax kernel itself (native.OnlineSoftmaxEntropy64), which has s_j and
+// e_j in registers: a copy of the score block and a scalar pass over it
+// cost ~16% of a diagnostic forward at L = 4,096.
 
 // diagBroken names a piece that tests break on purpose ("rescale": the
 // earlier blocks' sums are not rescaled by a new max) to prove that the
@@ -48,16 +52,16 @@ func newLayerDiag(H, L int, dists []int) *layerDiag {
 	return ld
 }
 
-// diagState is one work item's running diagnostic sums (float64) and the
-// block's state before its softmax step.
+// diagState is one work item's running diagnostic sums (float64), the
+// block's state before its softmax step and the block's E terms.
 type diagState struct {
 	ent, far []float64 // [rows], [rows][len(dists)]: E and F under the running max
-	pre      []float32 // the score block before exp
+	be       []float32 // [rows]: this block's sum_j e_j (s_j - m_new)
 	m0, l0   []float32 // the rows' max and sum before the block
 }
 
 func newDiagState(rows, nd int) *diagState {
-	return &diagState{ent: make([]float64, rows), far: make([]float64, rows*nd), pre: make([]float32, rows*blockK),
+	return &diagState{ent: make([]float64, rows), far: make([]float64, rows*nd), be: make([]float32, rows),
 		m0: make([]float32, rows), l0: make([]float32, rows)}
 }
 
@@ -71,10 +75,9 @@ func softmaxStep(w *attnScratch, i0, nq, j0 int) {
 		return
 	}
 	ds, nd := w.diag, len(st.dists)
-	copy(ds.pre[:nq*blockK], w.sc[:nq*blockK])
 	copy(ds.m0[:nq], w.m[:nq])
 	copy(ds.l0[:nq], w.l[:nq])
-	onlineSoftmax(w, nq)
+	native.OnlineSoftmaxEntropy64(w.sc, nq, w.m, w.l, w.f, w.rs, ds.be)
 	for r := 0; r < nq; r++ {
 		i := i0 + r
 		nj := min(blockK, i-j0+1) // unmasked keys of this row
@@ -89,7 +92,7 @@ func softmaxStep(w *attnScratch, i0, nq, j0 int) {
 			}
 		}
 		row := w.sc[r*blockK : (r+1)*blockK]
-		ds.ent[r] += entropyTerms(row[:nj], ds.pre[r*blockK:r*blockK+nj], w.m[r])
+		ds.ent[r] += float64(ds.be[r])
 		for k, D := range st.dists {
 			// far sources: j0+j < i-D, a prefix of the block; only
 			// the block holding the boundary needs a partial sum
@@ -133,24 +136,6 @@ func finishDiag(w *attnScratch, i0, nq int) {
 			st.far[k][i0+r] = float32(ds.far[r*nd+k] / l)
 		}
 	}
-}
-
-// entropyTerms is sum_j e_j (s_j - m) over one block row, with
-// e_j = exp(s_j - m): four float32 accumulators (64 terms at most, each
-// rounding adds ~eps relative to the sum of magnitudes).
-func entropyTerms(e, s []float32, m float32) float64 {
-	var a0, a1, a2, a3 float32
-	j := 0
-	for ; j+4 <= len(e); j += 4 {
-		a0 += e[j] * (s[j] - m)
-		a1 += e[j+1] * (s[j+1] - m)
-		a2 += e[j+2] * (s[j+2] - m)
-		a3 += e[j+3] * (s[j+3] - m)
-	}
-	for ; j < len(e); j++ {
-		a0 += e[j] * (s[j] - m)
-	}
-	return float64(a0 + a1 + a2 + a3)
 }
 
 // QuantileProbs are the probabilities at which Dist.Quantiles is reported.

@@ -163,8 +163,7 @@ func newPathBlocks(s *attnShape, bufs *headBufs, st *pathSteps, workers int, reu
 		}
 		clear(ss.wr[nk*d:])
 		wt := pb.wt[off : off+blockK*d]
-		clear(wt)
-		transposeBlock(wt, ss.wr, nk, d)
+		native.Transpose(wt, ss.wr, blockK, d) // W's zero rows past nk: zero columns
 		kraw := bufs.kt[off : off+blockK*d]
 		native.QKBlock(ss.ww, ss.wr, wt, blockK, d, blockK)   // w_t . w_s
 		native.QKBlock(ss.wk, ss.wr, kraw, blockK, d, blockK) // w_t . k_j
@@ -258,20 +257,6 @@ func pathSolve(ss *solveScratch, zneg, mneg []float32, nk, d int) {
 		}
 		native.PVBlock(zneg[b*d:], tb, yz, r, d, solveSub, r)
 		native.PVBlock(mneg[b*blockK:], tb, ym, r, blockK, solveSub, r)
-	}
-}
-
-// transposeBlock writes the n rows of x ([n][d]) as the columns of dst
-// ([d][64]), 8 rows at a time so each row of dst is written in runs.
-func transposeBlock(dst, x []float32, n, d int) {
-	for j0 := 0; j0 < n; j0 += 8 {
-		j1 := min(j0+8, n)
-		for c := 0; c < d; c++ {
-			row := dst[c*blockK:]
-			for j := j0; j < j1; j++ {
-				row[j] = x[j*d+c]
-			}
-		}
 	}
 }
 
