@@ -67,34 +67,37 @@ func LayerParams(c modelspec.Config) float64 {
 // params (forward and backward), 6 x layers x T x d_model for causal
 // attention (QK^T and AV, 2 x 2 x T x d forward over half the pairs,
 // times 3 with the backward) and 6 x d_model x vocab for the LM head;
-// for PaTH, PathTrainCubic(c) more.
+// for PaTH, PathTrainTransport(c) more.
 func TrainFlops(c modelspec.Config) float64 {
 	T, d, L := float64(c.Context), float64(c.DModel), float64(c.Layers)
 	perToken := 6*L*LayerParams(c) + 6*L*T*d + 6*d*float64(c.Vocab)
-	return float64(c.Steps)*float64(c.Batch)*T*perToken + PathTrainCubic(c)
+	return float64(c.Steps)*float64(c.Batch)*T*perToken + PathTrainTransport(c)
 }
 
-// pathCubic is the work of PaTH's T x T x T products per (window, head,
-// layer) and training step, in units of T^3 flops. The native trainer
-// (model/nativetrain/householder_attention.go) builds (I + N)^-1, C = A' R
-// and L C forward and about four more triangular T x T x T products
-// backward: some 2-3 T^3 flops. Fitted, with the PaTH train rate's 1.23x
-// base per flop, to both measured PaTH trainings on the dev machine:
-// T = 128, batch 16 (cpu-v1: 38-40 s) and T = 512, batch 8 (cpu profile
-// v2: 197 s path, 221 s path-fox), 400 steps each.
-const pathCubic = 2.6
-
-// PathTrainCubic is PaTH's O(T^3)-per-head training work (0 for other
-// variants): steps x batch x layers x heads x pathCubic x T^3. At T = 128
-// it is a tenth of a PaTH model's training flops; at T = 512 three fifths,
-// which a per-flop multiple measured at T = 128 cannot see.
-func PathTrainCubic(c modelspec.Config) float64 {
+// PathTrainTransport is the work of PaTH's chunked transport in training
+// beyond the plain attention TrainFlops counts (0 for other variants):
+// steps x batch x layers x heads x, per window and head, what the native
+// trainer (model/nativetrain/householder_attention.go, householder_backward.go)
+// spends: each 64-step block's UT form, its scores and its backward pass
+// (about 21 n^2 d + 2.5 n^3 flops for a block of n steps, from its
+// products' shapes and triangles), and the queries' carry through the
+// blocks by d x d products (T^2 d^2 / 64 forward, twice that backward).
+func PathTrainTransport(c modelspec.Config) float64 {
 	if ClassOf(c.Variant) != ClassPaTH {
 		return 0
 	}
-	T := float64(c.Context)
-	return float64(c.Steps) * float64(c.Batch) * float64(c.Layers) * float64(c.Heads) * pathCubic * T * T * T
+	T, d := c.Context, float64(c.DModel/c.Heads)
+	var perHead float64
+	for a0 := 0; a0 < T; a0 += pathChunk {
+		n := float64(min(pathChunk, T-a0))
+		perHead += 21*n*n*d + 2.5*n*n*n
+	}
+	perHead += 3 * float64(T) * float64(T) * d * d / pathChunk
+	return float64(c.Steps) * float64(c.Batch) * float64(c.Layers) * float64(c.Heads) * perHead
 }
+
+// pathChunk is the native trainer's PaTH block length.
+const pathChunk = 64
 
 // ForwardFlops is one forward pass over a window of length n: per layer
 // 2 x n x params and 2 x (n^2/2) x d_model x 2 for causal QK^T and AV,
@@ -106,28 +109,37 @@ func ForwardFlops(m modelspec.Config, n int, attn float64) float64 {
 
 // PathAttention is how much more PaTH's attention costs than the plain
 // kernel's at window length n, per flop of the plain count: the streaming
-// evaluator (model/nativeeval/householder_attention.go) does twice the
-// plain flops per pair, plus the per-block work of each key block's WY
-// form, which weighs less as n grows. 2.06 + 0.2 x 1,024 / n fits
-// kernelspeed's figures of the UT-form evaluator (cold reproduce of
-// 2026-12-02: path 151.2 and 215.9 GFLOP/s of its 2x flops at 1,024 and
-// 4,096, against rope's 171.2 and 227.9: 2.26x and 2.11x). The scalar
-// evaluator before it cost 6.4x and 3.7x (2.8 + 3.6 x 1,024 / n).
+// evaluator (model/nativeeval/householder_attention.go) spends the plain
+// flops per pair plus a query's d x d carry out of each key block (2d^2 /
+// 64, a quarter more at d = 32), plus the per-block work of each key
+// block's forms, which weighs less as n grows. 1.34 + 0.45 x 1,024 / n
+// fits kernelspeed's figures (cold reproduce of 2026-12-02 after the Pi
+// carry: path 299,086 and 138,519 tokens/s at 1,024 and 4,096 against
+// rope's 536,893 and 201,652: 1.80x and 1.46x). The WY-form carry before
+// it cost 2.26x and 2.11x (2.06 + 0.2 x 1,024 / n), the scalar evaluator
+// before that 6.4x and 3.7x.
 func PathAttention(n int) float64 { return pathAttnFar + pathAttnNear*1024/float64(n) }
 
 const (
-	pathAttnFar  = 2.06
-	pathAttnNear = 0.2
+	pathAttnFar  = 1.34
+	pathAttnNear = 0.45
 )
+
+// foxGate is what PaTH-FoX's forgetting gate adds to PaTH's attention, per
+// flop of the plain count: the evaluator adds G_i - G_j to every score in
+// float64, one scalar pass per score block. Fitted to the same run's
+// evaluate stages: path 80 s, path-fox 123 s.
+const foxGate = 0.92
 
 // diagFactor is what the far-mass and entropy diagnostic adds to a window,
 // in plain forwards of that window: the evaluator sums them in the
-// output's own pass (model/nativeeval/diag.go), at the price of a copy and
-// a scalar pass over every score block. BenchmarkLogProbs at 4,096
-// (random-qkv, idle 2-core machine, 2026-12-02): 60-62 ms plain, 96-115
-// ms with the diagnostic, so 0.67. (When it was a second attention pass
-// it cost about one more forward.)
-const diagFactor = 0.67
+// output's own pass, the entropy terms inside the softmax kernel
+// (model/nativeeval/diag.go, native.OnlineSoftmaxEntropy64).
+// BenchmarkLogProbs at 4,096 (random-qkv, 2-core machine, 2026-12-02, old
+// and new binaries interleaved): 66.0 -> 67.4 ms plain, 93.6 -> 79.5 ms
+// with the diagnostic, so 0.18. (With a copy and a scalar pass per block
+// it was 0.67; as a second attention pass about one more forward.)
+const diagFactor = 0.18
 
 // EvalFlops is the work of evaluating model m under c: at every length
 // WindowsAt(L) forward passes, plus the far-mass diagnostic on FarWindows
@@ -140,6 +152,9 @@ func EvalFlops(c evaluate.Config, m modelspec.Config) float64 {
 		attn := 1.0
 		if ClassOf(m.Variant) == ClassPaTH {
 			attn = PathAttention(n)
+			if v, err := modelspec.LookupVariant(m.Variant); err == nil && v.ForgetGate {
+				attn += foxGate
+			}
 		}
 		f += float64(c.WindowsAt(n))*ForwardFlops(m, n, attn) + diagFactor*float64(min(c.FarWindows, c.WindowsAt(n)))*ForwardFlops(m, n, 1)
 	}
@@ -215,43 +230,44 @@ const DevCores = 2
 // builtin holds the dev machine's rates, derived with the formulas above
 // from the cpu profile's measured times (d 128, 2 layers, 4 heads, d_hidden
 // 512, vocab 257, T 512, batch 8, 400 steps, lengths to 65,536, 2 cores,
-// the cold reproduce of 2026-12-02 after issue 22's kernels: 46m47s, 43
-// stages; RESULTS.md's stage table):
+// the cold reproduce of 2026-12-02 after the chunked PaTH trainer: 41m6s,
+// 43 stages; RESULTS.md's stage table):
 //
 //   - train: 5.48e12 flops per base model; the base variants trained in
-//     47-63 s, median 54 s: 105 GFLOP/s with 2 s fixed (start-up, the
+//     49-61 s, median 55.5 s: 102 GFLOP/s with 2 s fixed (start-up, the
 //     checkpoints and held-out evals are in the rate). learned and proj
-//     (54-61 s, median 58 s) are priced 1.08x base per flop. PaTH
-//     (5.7e12 + 8.9e12 flops with its T^3 term, pathCubic; 135 s path,
-//     141 s path-fox): 0.98x base per flop. pathCubic itself was fitted
-//     to the kernels before, at T = 128 and 512; the T^3 products now skip
-//     their zero triangles, so at T = 128 this is a prediction, unmeasured.
-//   - evaluate: 1.37e13 flops per base model (lengths 512..65,536, 131,072
-//     tokens at each, 2 diagnostic windows at each), 64-77 s, median 70 s:
-//     208 GFLOP/s with 4 s fixed (loading shards and weights). PaTH: 127 s
-//     (path) and 159 s (path-fox), priced at 1.2x the base rate per flop.
-//   - stepspeed: 5 rounds x 2 steps of 11 runs, 1.97e12 flops, 31 s: the
-//     train rate and 12 s fixed (building 11 models; PaTH's steps cost
+//     (55-61 s) are priced 1.05x base per flop (the median of their three
+//     ratios). PaTH (5.7e12 + 1.0e12 flops of its chunked transport,
+//     PathTrainTransport; 74 s path, 86 s path-fox): 1.19x base per flop,
+//     fitted to both at their median. PaTH at T != 512 is a prediction.
+//   - evaluate: 1.08e13 flops per base model (lengths 512..65,536, 131,072
+//     tokens at each, 2 diagnostic windows at each), 55-67 s, median 61 s:
+//     189 GFLOP/s with 4 s fixed (loading shards and weights). PaTH
+//     (1.40e13 with PathAttention): path's 80 s at 1.02x the base rate per
+//     flop, and path-fox's 123 s with foxGate.
+//   - stepspeed: 5 rounds x 2 steps of 11 runs, 1.57e12 flops, 30 s: the
+//     train rate and 15 s fixed (building 11 models; PaTH's steps cost
 //     more per flop than the train rate says).
 //   - kernelspeed: 5 x 4 x 4 x 32 x (1024^2 + 4096^2) = 4.6e10 flops of
-//     one reference kernel, 71 s for its several kernels and warm-ups:
+//     one reference kernel, 70 s for its several kernels and warm-ups:
 //     priced per flop of that reference, no fixed part.
-//   - theory 36 s; tokenize (the default corpus), report and a sweep's
+//   - theory 39 s; tokenize (the default corpus), report and a sweep's
 //     study a second or two.
 //
-// The constants before issue 22's kernels (87 GFLOP/s training, 180
-// evaluating, a second attention pass per diagnostic window) priced the
-// same profile at 1h2m16s, measured 64m38s then and 46m47s now.
+// The constants of the run before (105 GFLOP/s training, 208 evaluating,
+// PaTH's T^3 training term, the WY-form carry, diagnostics at 0.67 of a
+// forward) priced the same profile at 46m58s; it measured 46m47s then and
+// 41m6s now.
 var builtin = map[string]Rate{
-	"train/" + ClassBase:       {SecPerFlop: 1 / 105e9, Overhead: 2},
-	"train/" + ClassProj:       {SecPerFlop: 1.08 / 105e9, Overhead: 2},
-	"train/" + ClassPaTH:       {SecPerFlop: 0.98 / 105e9, Overhead: 2},
-	"evaluate/" + ClassBase:    {SecPerFlop: 1 / 208e9, Overhead: 4},
-	"evaluate/" + ClassProj:    {SecPerFlop: 1 / 208e9, Overhead: 4},
-	"evaluate/" + ClassPaTH:    {SecPerFlop: 1.2 / 208e9, Overhead: 4},
-	"stepspeed/" + ClassBase:   {SecPerFlop: 1 / 105e9, Overhead: 12},
-	"kernelspeed/" + ClassBase: {SecPerFlop: 71 / 4.6e10},
-	"theory/" + ClassBase:      {Overhead: 36},
+	"train/" + ClassBase:       {SecPerFlop: 1 / 102e9, Overhead: 2},
+	"train/" + ClassProj:       {SecPerFlop: 1.05 / 102e9, Overhead: 2},
+	"train/" + ClassPaTH:       {SecPerFlop: 1.19 / 102e9, Overhead: 2},
+	"evaluate/" + ClassBase:    {SecPerFlop: 1 / 189e9, Overhead: 4},
+	"evaluate/" + ClassProj:    {SecPerFlop: 1 / 189e9, Overhead: 4},
+	"evaluate/" + ClassPaTH:    {SecPerFlop: 1.02 / 189e9, Overhead: 4},
+	"stepspeed/" + ClassBase:   {SecPerFlop: 1 / 102e9, Overhead: 15},
+	"kernelspeed/" + ClassBase: {SecPerFlop: 70 / 4.6e10},
+	"theory/" + ClassBase:      {Overhead: 39},
 	"tokenize/" + ClassBase:    {Overhead: 1},
 	"report/" + ClassBase:      {Overhead: 2},
 	"study/" + ClassBase:       {Overhead: 2},
