@@ -42,6 +42,7 @@ func main() {
 	ramp()
 	softmaxRows()
 	softmaxRowsEnt()
+	rowKernels()
 	if err := os.WriteFile("kern_amd64.s", []byte(b.String()), 0o644); err != nil {
 		fmt.Fprintln(os.Stderr, "gen_kern_amd64:", err)
 		os.Exit(1)
@@ -596,4 +597,75 @@ func softmaxRowsEnt() {
 	w("sme_done:")
 	w("\tVZEROUPPER")
 	w("\tRET")
+}
+
+// rowKernels emits the score-row passes of the trainer and the evaluator:
+// each runs over n elements (a multiple of 16; the Go side does the rest)
+// with the arithmetic, in the order, of its portable form in kern.go, so
+// that both give the same bits.
+func rowKernels() {
+	// x[j] *= s; the max of the results.
+	rowLoop("scaleMaxAVX512", "x *float32, n int, s float32", "x", "n+8", 28,
+		[]string{"\tVBROADCASTSS s+16(FP), Z1", "\tMOVL $0xff800000, AX         // -Inf", "\tVPBROADCASTD AX, Z0"},
+		[]string{"\tVMULPS (SI), Z1, Z2", "\tVMOVUPS Z2, (SI)", "\tVMAXPS Z2, Z0, Z0"})
+	w("\tVEXTRACTF64X4 $1, Z0, Y1")
+	w("\tVMAXPS Y1, Y0, Y0")
+	w("\tVEXTRACTF128 $1, Y0, X1")
+	w("\tVMAXPS X1, X0, X0")
+	w("\tVPERMILPS $0x4e, X0, X1")
+	w("\tVMAXPS X1, X0, X0")
+	w("\tVPERMILPS $0xb1, X0, X1")
+	w("\tVMAXPS X1, X0, X0")
+	w("\tVMOVSS X0, ret+24(FP)")
+	rowEnd()
+	// x[j] *= s.
+	rowLoop("scaleAVX512", "x *float32, n int, s float32", "x", "n+8", 20,
+		[]string{"\tVBROADCASTSS s+16(FP), Z1"},
+		[]string{"\tVMULPS (SI), Z1, Z2", "\tVMOVUPS Z2, (SI)"})
+	rowEnd()
+	// x[j] += a + b[j].
+	rowLoop("addOffsetsAVX512", "x *float32, b *float32, n int, a float32", "x", "n+16", 28,
+		[]string{"\tMOVQ b+8(FP), DI", "\tVBROADCASTSS a+24(FP), Z1"},
+		[]string{"\tVADDPS (DI), Z1, Z2", "\tVADDPS (SI), Z2, Z2", "\tVMOVUPS Z2, (SI)", "\tADDQ $64, DI"})
+	rowEnd()
+	// x[j] += y[j].
+	rowLoop("addAVX512", "x *float32, y *float32, n int", "x", "n+16", 24,
+		[]string{"\tMOVQ y+8(FP), DI"},
+		[]string{"\tVMOVUPS (SI), Z2", "\tVADDPS (DI), Z2, Z2", "\tVMOVUPS Z2, (SI)", "\tADDQ $64, DI"})
+	rowEnd()
+	// ds[j] = p[j] * (ds[j] - rd) * s.
+	rowLoop("softmaxGradAVX512", "ds *float32, p *float32, n int, rd float32, s float32", "ds", "n+16", 32,
+		[]string{"\tMOVQ p+8(FP), DI", "\tVBROADCASTSS rd+24(FP), Z1", "\tVBROADCASTSS s+28(FP), Z3"},
+		[]string{"\tVMOVUPS (SI), Z2", "\tVSUBPS Z1, Z2, Z2", "\tVMULPS (DI), Z2, Z2", "\tVMULPS Z3, Z2, Z2",
+			"\tVMOVUPS Z2, (SI)", "\tADDQ $64, DI"})
+	rowEnd()
+}
+
+// rowLoop opens a row kernel: x (its first argument) in SI, n/16 in CX,
+// the setup lines, then the body once per 16 elements (SI steps by 64).
+func rowLoop(name, sig, x, n string, frame int, setup, body []string) {
+	w("// func %s(%s)", name, sig)
+	w("TEXT ·%s(SB), NOSPLIT, $0-%d", name, frame)
+	w("\tMOVQ %s+0(FP), SI", x)
+	w("\tMOVQ %s(FP), CX", n)
+	for _, l := range setup {
+		w("%s", l)
+	}
+	w("\tSHRQ $4, CX")
+	w("\tTESTQ CX, CX")
+	w("\tJZ %s_done", name)
+	w("%s_loop:", name)
+	for _, l := range body {
+		w("%s", l)
+	}
+	w("\tADDQ $64, SI")
+	w("\tDECQ CX")
+	w("\tJNZ %s_loop", name)
+	w("%s_done:", name)
+}
+
+func rowEnd() {
+	w("\tVZEROUPPER")
+	w("\tRET")
+	w("")
 }

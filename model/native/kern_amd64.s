@@ -1743,3 +1743,116 @@ sme_row:
 sme_done:
 	VZEROUPPER
 	RET
+// func scaleMaxAVX512(x *float32, n int, s float32)
+TEXT ·scaleMaxAVX512(SB), NOSPLIT, $0-28
+	MOVQ x+0(FP), SI
+	MOVQ n+8(FP), CX
+	VBROADCASTSS s+16(FP), Z1
+	MOVL $0xff800000, AX         // -Inf
+	VPBROADCASTD AX, Z0
+	SHRQ $4, CX
+	TESTQ CX, CX
+	JZ scaleMaxAVX512_done
+scaleMaxAVX512_loop:
+	VMULPS (SI), Z1, Z2
+	VMOVUPS Z2, (SI)
+	VMAXPS Z2, Z0, Z0
+	ADDQ $64, SI
+	DECQ CX
+	JNZ scaleMaxAVX512_loop
+scaleMaxAVX512_done:
+	VEXTRACTF64X4 $1, Z0, Y1
+	VMAXPS Y1, Y0, Y0
+	VEXTRACTF128 $1, Y0, X1
+	VMAXPS X1, X0, X0
+	VPERMILPS $0x4e, X0, X1
+	VMAXPS X1, X0, X0
+	VPERMILPS $0xb1, X0, X1
+	VMAXPS X1, X0, X0
+	VMOVSS X0, ret+24(FP)
+	VZEROUPPER
+	RET
+
+// func scaleAVX512(x *float32, n int, s float32)
+TEXT ·scaleAVX512(SB), NOSPLIT, $0-20
+	MOVQ x+0(FP), SI
+	MOVQ n+8(FP), CX
+	VBROADCASTSS s+16(FP), Z1
+	SHRQ $4, CX
+	TESTQ CX, CX
+	JZ scaleAVX512_done
+scaleAVX512_loop:
+	VMULPS (SI), Z1, Z2
+	VMOVUPS Z2, (SI)
+	ADDQ $64, SI
+	DECQ CX
+	JNZ scaleAVX512_loop
+scaleAVX512_done:
+	VZEROUPPER
+	RET
+
+// func addOffsetsAVX512(x *float32, b *float32, n int, a float32)
+TEXT ·addOffsetsAVX512(SB), NOSPLIT, $0-28
+	MOVQ x+0(FP), SI
+	MOVQ n+16(FP), CX
+	MOVQ b+8(FP), DI
+	VBROADCASTSS a+24(FP), Z1
+	SHRQ $4, CX
+	TESTQ CX, CX
+	JZ addOffsetsAVX512_done
+addOffsetsAVX512_loop:
+	VADDPS (DI), Z1, Z2
+	VADDPS (SI), Z2, Z2
+	VMOVUPS Z2, (SI)
+	ADDQ $64, DI
+	ADDQ $64, SI
+	DECQ CX
+	JNZ addOffsetsAVX512_loop
+addOffsetsAVX512_done:
+	VZEROUPPER
+	RET
+
+// func addAVX512(x *float32, y *float32, n int)
+TEXT ·addAVX512(SB), NOSPLIT, $0-24
+	MOVQ x+0(FP), SI
+	MOVQ n+16(FP), CX
+	MOVQ y+8(FP), DI
+	SHRQ $4, CX
+	TESTQ CX, CX
+	JZ addAVX512_done
+addAVX512_loop:
+	VMOVUPS (SI), Z2
+	VADDPS (DI), Z2, Z2
+	VMOVUPS Z2, (SI)
+	ADDQ $64, DI
+	ADDQ $64, SI
+	DECQ CX
+	JNZ addAVX512_loop
+addAVX512_done:
+	VZEROUPPER
+	RET
+
+// func softmaxGradAVX512(ds *float32, p *float32, n int, rd float32, s float32)
+TEXT ·softmaxGradAVX512(SB), NOSPLIT, $0-32
+	MOVQ ds+0(FP), SI
+	MOVQ n+16(FP), CX
+	MOVQ p+8(FP), DI
+	VBROADCASTSS rd+24(FP), Z1
+	VBROADCASTSS s+28(FP), Z3
+	SHRQ $4, CX
+	TESTQ CX, CX
+	JZ softmaxGradAVX512_done
+softmaxGradAVX512_loop:
+	VMOVUPS (SI), Z2
+	VSUBPS Z1, Z2, Z2
+	VMULPS (DI), Z2, Z2
+	VMULPS Z3, Z2, Z2
+	VMOVUPS Z2, (SI)
+	ADDQ $64, DI
+	ADDQ $64, SI
+	DECQ CX
+	JNZ softmaxGradAVX512_loop
+softmaxGradAVX512_done:
+	VZEROUPPER
+	RET
+

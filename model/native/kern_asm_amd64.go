@@ -296,3 +296,34 @@ func mmTailT(c []float32, ldc int, a []float32, lda int, b []float32, ldb int, r
 		copy(c[t*ldc:t*ldc+w], tc[t*w:(t+1)*w])
 	}
 }
+
+//go:noescape
+func scaleMaxAVX512(x *float32, n int, s float32) float32
+
+//go:noescape
+func scaleAVX512(x *float32, n int, s float32)
+
+//go:noescape
+func addOffsetsAVX512(x *float32, b *float32, n int, a float32)
+
+//go:noescape
+func addAVX512(x *float32, y *float32, n int)
+
+//go:noescape
+func softmaxGradAVX512(ds *float32, p *float32, n int, rd float32, s float32)
+
+// The row passes (rows_api.go) on len(x), a nonzero multiple of 16.
+func scaleMaxAsm(x []float32, s float32) float32 { return scaleMaxAVX512(&x[0], len(x), s) }
+func scaleAsm(x []float32, s float32)            { scaleAVX512(&x[0], len(x), s) }
+func addOffsetsAsm(x []float32, a float32, b []float32) {
+	_ = b[len(x)-1]
+	addOffsetsAVX512(&x[0], &b[0], len(x), a)
+}
+func addAsm(x, y []float32) {
+	_ = y[len(x)-1]
+	addAVX512(&x[0], &y[0], len(x))
+}
+func softmaxGradAsm(ds, p []float32, rd, s float32) {
+	_ = p[len(ds)-1]
+	softmaxGradAVX512(&ds[0], &p[0], len(ds), rd, s)
+}

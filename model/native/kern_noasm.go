@@ -28,3 +28,9 @@ func geluTanhAsm(u, bias, th, g []float32) int                  { panic("native:
 func geluAsm(x []float32) int                                   { panic("native: no assembly kernels") }
 func addRampAsm(x []float32, base, slope float32)               { panic("native: no assembly kernels") }
 func softmaxRowsAsm(s []float32, nq int, m, l, f, rs []float32) { panic("native: no assembly kernels") }
+
+func scaleMaxAsm(x []float32, s float32) float32        { panic("native: no assembly kernels") }
+func scaleAsm(x []float32, s float32)                   { panic("native: no assembly kernels") }
+func addOffsetsAsm(x []float32, a float32, b []float32) { panic("native: no assembly kernels") }
+func addAsm(x, y []float32)                             { panic("native: no assembly kernels") }
+func softmaxGradAsm(ds, p []float32, rd, s float32)     { panic("native: no assembly kernels") }

@@ -67,9 +67,9 @@ func (t *Trainer) attentionForward(params [][]float32, l int, lt *layerTape, f *
 		G = lt.path.G
 	}
 	lt.p, lt.o = t.ar.raw(rows*H*T*T), t.ar.raw(N*D)
-	var slopes []float64
+	var ramps [][]float32 // per head: ALiBi's bias of distance T-1-m at m
 	if t.v.ALiBi {
-		slopes = modelspec.ALiBiSlopes(H)
+		ramps = aliBiRamps(modelspec.ALiBiSlopes(H), T)
 	}
 	scale := float32(1 / math.Sqrt(float64(d)))
 	negInf := float32(math.Inf(-1))
@@ -83,6 +83,12 @@ func (t *Trainer) attentionForward(params [][]float32, l int, lt *layerTape, f *
 			pf, rb = t.pathPrepare(lt, bh), pathChunk
 			defer t.releasePathForward(pf)
 		}
+		var ga, gb []float32 // the gate's G_i - G_j as (G_i - G_ref) + (G_ref - G_j)
+		if G != nil {
+			buf := t.pathScratch(rb + T)
+			defer t.scratch.Put(buf)
+			ga, gb = (*buf)[:rb], (*buf)[rb:]
+		}
 		g0 := (bh/H)*T*H + h // position 0 of this window and head in G
 		// A block of query rows at a time: its scores, their softmax and
 		// their product with V while the block is in cache.
@@ -94,32 +100,36 @@ func (t *Trainer) attentionForward(params [][]float32, l int, lt *layerTape, f *
 				native.Gemm{C: P[i0*T:], A: lt.q[off+i0*D:], B: lt.k[off:], M: i1 - i0, K: d, N: i1, Ldc: T, Lda: D, Ldb: D,
 					TB: true, Workers: 1}.Run()
 			}
+			if G != nil { // split at the block's first row: both parts stay small next to G
+				ref := G[g0+i0*H]
+				for j := 0; j < i1; j++ {
+					gb[j] = float32(ref - G[g0+j*H])
+				}
+				for i := i0; i < i1; i++ {
+					ga[i-i0] = float32(G[g0+i*H] - ref)
+				}
+			}
 			for i := i0; i < i1; i++ {
 				row := P[i*T : (i+1)*T]
-				mx := negInf
-				for j := 0; j <= i; j++ {
-					s := row[j]
-					if G != nil { // inside the scale, as PaTH's kernel (modelspec/householder.go)
-						s += float32(G[g0+i*H] - G[g0+j*H])
-					}
-					s *= scale
-					if slopes != nil {
-						s += float32(-slopes[h] * float64(i-j))
-					}
-					row[j] = s
-					if s > mx { // a NaN score still reaches the row through the exp
-						mx = s
-					}
+				if G != nil { // inside the scale, as PaTH's kernel (modelspec/householder.go)
+					native.AddOffsets(row[:i+1], ga[i-i0], gb)
 				}
 				// The vector exp on whole 16-lane groups; masked lanes give 0.
 				n16 := min(T, (i+16)&^15)
+				var mx float32
+				if ramps == nil {
+					mx = native.ScaleMax(row[:i+1], scale)
+				} else { // the bias after the scale; the max of the sums (x 1 is exact)
+					native.Scale(row[:i+1], scale)
+					native.Add(row[:i+1], ramps[h][T-1-i:])
+					mx = native.ScaleMax(row[:i+1], 1)
+				}
 				for j := i + 1; j < n16; j++ {
 					row[j] = negInf
 				}
-				inv := 1 / native.ExpShift(row[:n16], mx)
-				for j := 0; j <= i; j++ {
-					row[j] *= inv
-				}
+				// A NaN score that the max passes over still reaches the row
+				// through the exp.
+				native.Scale(row[:i+1], 1/native.ExpShift(row[:n16], mx))
 				clear(row[i+1:])
 			}
 			native.Gemm{C: lt.o[off+i0*D:], A: P[i0*T:], B: lt.v[off:], M: i1 - i0, K: i1, N: d, Ldc: D, Lda: T, Ldb: D,
@@ -168,12 +178,7 @@ func (t *Trainer) attentionBackwardBlocked(lt *layerTape, dO, dq, dk, dv []float
 			native.Gemm{C: dS, A: dO[off+i0*D:], B: lt.v[off:], M: m, K: d, N: i1, Ldc: T, Lda: D, Ldb: D,
 				TB: true, Workers: 1}.Run()
 			for i := i0; i < i1; i++ {
-				rd := t.pc.probDot(dO[off+i*D:off+i*D+d], lt.o[off+i*D:off+i*D+d]) // sum_j P_ij dP_ij = dO_i . O_i
-				row, pr := dS[(i-i0)*T:(i-i0+1)*T], P[i*T:(i+1)*T]
-				for j := 0; j <= i; j++ {
-					row[j] = pr[j] * (row[j] - rd) * scale
-				}
-				clear(row[i+1 : i1])
+				t.softmaxGradRow(dS[(i-i0)*T:(i-i0+1)*T], P[i*T:(i+1)*T], dO[off+i*D:off+i*D+d], lt.o[off+i*D:off+i*D+d], i, i1, scale)
 			}
 			native.Gemm{C: dq[off+i0*D:], A: dS, B: lt.k[off:], M: m, K: i1, N: d, Ldc: D, Lda: T, Ldb: D,
 				Workers: 1}.Run()
@@ -181,6 +186,27 @@ func (t *Trainer) attentionBackwardBlocked(lt *layerTape, dO, dq, dk, dv []float
 				TA: true, Acc: acc, Workers: 1}.Run()
 		}
 	})
+}
+
+// softmaxGradRow turns row i's dP (row) into its score gradient,
+// dS_ij = P_ij (dP_ij - rd) scale with rd = sum_j P_ij dP_ij = dO_i . O_i
+// (pr, dOi, oi: row i of P, dO, O), and clears it past i up to i1.
+func (t *Trainer) softmaxGradRow(row, pr, dOi, oi []float32, i, i1 int, scale float32) {
+	native.SoftmaxGrad(row[:i+1], pr[:i+1], t.pc.probDot(dOi, oi), scale)
+	clear(row[i+1 : i1])
+}
+
+// aliBiRamps is, per head, ALiBi's bias -slope * (T-1-m) at m < T: the
+// row of query i adds ramps[h][T-1-i+j] to its score j.
+func aliBiRamps(slopes []float64, T int) [][]float32 {
+	r := make([][]float32, len(slopes))
+	for h, sl := range slopes {
+		r[h] = make([]float32, T)
+		for m := range r[h] {
+			r[h][m] = float32(-sl * float64(T-1-m))
+		}
+	}
+	return r
 }
 
 // attentionBackward takes dy, the gradient of block l's attention output,

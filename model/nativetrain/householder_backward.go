@@ -45,12 +45,8 @@ func (t *Trainer) attentionBackwardPath(lt *layerTape, dO, dq, dk, dv, dw, dbeta
 			native.Gemm{C: dS, A: dO[off+i0*D:], B: lt.v[off:], M: m, K: d, N: i1, Ldc: T, Lda: D, Ldb: D,
 				TB: true, Workers: 1}.Run()
 			for i := i0; i < i1; i++ {
-				rd := t.pc.probDot(dO[off+i*D:off+i*D+d], lt.o[off+i*D:off+i*D+d]) // sum_j P_ij dP_ij = dO_i . O_i
-				row, pr := dS[(i-i0)*T:(i-i0+1)*T], P[i*T:(i+1)*T]
-				for j := 0; j <= i; j++ {
-					row[j] = pr[j] * (row[j] - rd) * scale
-				}
-				clear(row[i+1 : i1])
+				row := dS[(i-i0)*T : (i-i0+1)*T]
+				t.softmaxGradRow(row, P[i*T:(i+1)*T], dO[off+i*D:off+i*D+d], lt.o[off+i*D:off+i*D+d], i, i1, scale)
 				if dG != nil {
 					// s_ij += G_i - G_j: dG_i = sum_j dS_ij - sum_k dS_ki.
 					var r float32

@@ -1,0 +1,77 @@
+package native
+
+// Passes over one score row, for the trainer's softmax and its gradient and
+// the evaluator's forgetting gate: scalar Go loops with a float64 cast per
+// element cost the PaTH-FoX evaluator half again its attention, and the
+// trainer's row loops a tenth of a step. Each takes any length (the
+// assembly does the multiples of 16, Go the rest) and does its arithmetic
+// in the order its doc gives, so the two paths give the same bits.
+
+// ScaleMax sets x[j] *= s and returns the largest result (-Inf for an
+// empty x; a NaN may or may not win, the caller's exp spreads it anyway).
+func ScaleMax(x []float32, s float32) float32 {
+	m := float32(negInf)
+	if n := len(x) &^ 15; haveAsm && n > 0 {
+		m = scaleMaxAsm(x[:n], s)
+		x = x[n:]
+	}
+	for j, v := range x {
+		v *= s
+		x[j] = v
+		if v > m {
+			m = v
+		}
+	}
+	return m
+}
+
+// Scale sets x[j] *= s.
+func Scale(x []float32, s float32) {
+	if n := len(x) &^ 15; haveAsm && n > 0 {
+		scaleAsm(x[:n], s)
+		x = x[n:]
+	}
+	for j := range x {
+		x[j] *= s
+	}
+}
+
+// AddOffsets adds a + b[j] (that sum first) to x[j]: a per-row and a
+// per-column term, as the forgetting gate's G_i - G_j split at a reference
+// position.
+func AddOffsets(x []float32, a float32, b []float32) {
+	b = b[:len(x)]
+	if n := len(x) &^ 15; haveAsm && n > 0 {
+		addOffsetsAsm(x[:n], a, b[:n])
+		x, b = x[n:], b[n:]
+	}
+	for j := range x {
+		x[j] += a + b[j]
+	}
+}
+
+// Add sets x[j] += y[j].
+func Add(x, y []float32) {
+	y = y[:len(x)]
+	if n := len(x) &^ 15; haveAsm && n > 0 {
+		addAsm(x[:n], y[:n])
+		x, y = x[n:], y[n:]
+	}
+	for j := range x {
+		x[j] += y[j]
+	}
+}
+
+// SoftmaxGrad sets ds[j] = p[j] * (ds[j] - rd) * s, left to right: from
+// dP to the score gradient of one softmax row (rd = sum_j p_j dP_j, s the
+// score scale).
+func SoftmaxGrad(ds, p []float32, rd, s float32) {
+	p = p[:len(ds)]
+	if n := len(ds) &^ 15; haveAsm && n > 0 {
+		softmaxGradAsm(ds[:n], p[:n], rd, s)
+		ds, p = ds[n:], p[n:]
+	}
+	for j := range ds {
+		ds[j] = p[j] * (ds[j] - rd) * s
+	}
+}

@@ -1,0 +1,71 @@
+package native
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// TestRowPasses checks each row pass against a float64 reference (each
+// result within one rounding of its float32 formula) and the vector
+// kernels against the portable loops bit for bit, on lengths around the
+// 16-lane groups, with -Inf entries in the scores (masked keys).
+func TestRowPasses(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	ninf := float32(math.Inf(-1))
+	for _, n := range []int{0, 1, 15, 16, 17, 31, 48, 64, 77, 130} {
+		x, y := make([]float32, n), make([]float32, n)
+		for j := range x {
+			x[j], y[j] = float32(r.NormFloat64()*4), float32(r.Float64())
+			if j%9 == 4 {
+				x[j] = ninf
+			}
+		}
+		a, s, rd := float32(r.NormFloat64()), float32(0.17677669), float32(r.NormFloat64())
+		type pass struct {
+			name string
+			run  func(x []float32) float32 // the pass on a copy; ScaleMax's max
+			ref  func(j int) float64       // element j, in float64
+			mag  func(j int) float64       // the size its roundings scale with
+		}
+		abs := func(v float32) float64 { return math.Abs(float64(v)) }
+		prod := func(j int) float64 { return abs(x[j]) * abs(s) }
+		passes := []pass{
+			{"ScaleMax", func(x []float32) float32 { return ScaleMax(x, s) }, func(j int) float64 { return float64(x[j]) * float64(s) }, prod},
+			{"Scale", func(x []float32) float32 { Scale(x, s); return 0 }, func(j int) float64 { return float64(x[j]) * float64(s) }, prod},
+			{"AddOffsets", func(x []float32) float32 { AddOffsets(x, a, y); return 0 }, func(j int) float64 { return float64(x[j]) + float64(a) + float64(y[j]) },
+				func(j int) float64 { return abs(x[j]) + 2*(abs(a)+abs(y[j])) }},
+			{"Add", func(x []float32) float32 { Add(x, y); return 0 }, func(j int) float64 { return float64(x[j]) + float64(y[j]) },
+				func(j int) float64 { return abs(x[j]) + abs(y[j]) }},
+			{"SoftmaxGrad", func(x []float32) float32 { SoftmaxGrad(x, y, rd, s); return 0 },
+				func(j int) float64 { return float64(y[j]) * (float64(x[j]) - float64(rd)) * float64(s) },
+				func(j int) float64 { return 3 * abs(y[j]) * (abs(x[j]) + abs(rd)) * abs(s) }},
+		}
+		for _, p := range passes {
+			var got [2][]float32
+			var mx [2]float32
+			for k, vec := range []bool{false, true} {
+				was := SetVectorKernels(vec)
+				got[k] = append([]float32(nil), x...)
+				mx[k] = p.run(got[k])
+				SetVectorKernels(was)
+			}
+			wantMax := math.Inf(-1)
+			for j := range x {
+				want := p.ref(j)
+				wantMax = math.Max(wantMax, want)
+				if g := float64(got[0][j]); g != want && !(math.Abs(g-want) <= 6e-8*p.mag(j)) {
+					t.Errorf("%s n=%d: portable [%d] = %v, float64 %v", p.name, n, j, g, want)
+				}
+				if math.Float32bits(got[1][j]) != math.Float32bits(got[0][j]) {
+					t.Errorf("%s n=%d: vector [%d] = %v, portable %v", p.name, n, j, got[1][j], got[0][j])
+				}
+			}
+			if p.name == "ScaleMax" {
+				if mx[0] != mx[1] || float64(mx[0]) != float64(float32(wantMax)) {
+					t.Errorf("ScaleMax n=%d: max portable %v vector %v, float64 %v", n, mx[0], mx[1], wantMax)
+				}
+			}
+		}
+	}
+}
