@@ -100,8 +100,10 @@ func (g Gemm) Run() {
 	// wide B: at a row stride of 768 floats and more the panel's rows fall
 	// on few cache sets and in place ran 20-40% slower than packed (d_model
 	// 256's dW products, 2048^3).
+	// A small B (PaTH's 64 x 64 and 64 x 96 blocks) stays in L1 where it
+	// lies; packing it was a tenth of a PaTH training step.
 	packFrom := 0
-	if !g.TB && haveAsm && k >= inPlaceBMinK && ldb <= inPlaceBMaxLd {
+	if !g.TB && haveAsm && (k >= inPlaceBMinK && ldb <= inPlaceBMaxLd || k*ldb <= inPlaceBMaxSmall) {
 		packFrom = n / panelWidth
 	}
 	pb := getScratch(np * k * panelWidth)
@@ -208,6 +210,10 @@ const inPlaceBMinK = 1024
 
 // inPlaceBMaxLd is the widest row stride of B that Gemm reads in place.
 const inPlaceBMaxLd = 512
+
+// inPlaceBMaxSmall is the largest k x ldb span (floats) of a B that Gemm
+// reads in place whatever its k: 32 KiB, in L1 beside the A rows.
+const inPlaceBMaxSmall = 8192
 
 // packInto fills p's panels from number from on (zero-padded past column n)
 // from b (k x n at stride ldb) or, when bt, from its transpose (n x k at

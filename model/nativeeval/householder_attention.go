@@ -273,6 +273,7 @@ func (pb *pathBlocks) leave(dst, u []float32, i, nq, d int) {
 type pathScratch struct {
 	*attnScratch
 	u, u2, uw []float32
+	ga, gb    []float32 // the gate's per-row and per-key terms (pathBlock)
 }
 
 // pathAttend runs one layer's PaTH attention on all (head, query block)
@@ -289,7 +290,7 @@ func pathAttend(s *attnShape, bufs *headBufs, st *pathSteps, pb *pathBlocks, out
 			a := &attnScratch{sc: make([]float32, blockK*blockK), o: make([]float32, blockK*s.d),
 				m: make([]float32, blockK), l: make([]float32, blockK), f: make([]float32, blockK), rs: make([]float32, blockK)}
 			w = &pathScratch{attnScratch: a, u: make([]float32, blockK*s.d), u2: make([]float32, blockK*s.d),
-				uw: make([]float32, blockK*blockK)}
+				uw: make([]float32, blockK*blockK), ga: make([]float32, blockK), gb: make([]float32, blockK)}
 		}
 		w.stats = nil
 		if diag != nil {
@@ -334,16 +335,30 @@ func pathBlock(s *attnShape, bufs *headBufs, st *pathSteps, pb *pathBlocks, w *p
 	}
 	copy(w.u, qblk)
 	native.PVBlock(w.u, w.uw, pb.zneg[off:], nq, d, blockK, blockK)
+	// The gate adds (G_i - G_j) scale as (G_i - G_ref) scale + (G_ref - G_j)
+	// scale, G_ref at the block's first query: G falls with position, so for
+	// keys before it both terms have the sign of the sum and neither is
+	// larger, and in the own block both are small. Entries above the
+	// diagonal are -Inf already and stay so.
+	if st.G != nil && pathBroken != "gate" {
+		ref := st.G[h*L+i0]
+		for r := 0; r < nq; r++ {
+			w.ga[r] = float32((st.G[h*L+i0+r] - ref) * float64(scale))
+		}
+	}
 	gate := func(j0 int) {
 		if st.G == nil || pathBroken == "gate" {
 			return
 		}
-		for r := 0; r < nq; r++ {
-			gi := st.G[h*L+i0+r]
-			row := w.sc[r*blockK : (r+1)*blockK]
-			for j := 0; j < blockK && j0+j < L && j0+j <= i0+r; j++ {
-				row[j] += float32((gi - st.G[h*L+j0+j]) * float64(scale))
+		ref := st.G[h*L+i0]
+		for j := range w.gb {
+			w.gb[j] = 0
+			if j0+j < L {
+				w.gb[j] = float32((ref - st.G[h*L+j0+j]) * float64(scale))
 			}
+		}
+		for r := 0; r < nq; r++ {
+			native.AddOffsets(w.sc[r*blockK:(r+1)*blockK], w.ga[r], w.gb)
 		}
 	}
 	gate(i0)

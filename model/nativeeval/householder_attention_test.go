@@ -149,18 +149,20 @@ func TestPathTransportNorms(t *testing.T) {
 // BenchmarkPathAttention times one layer's streaming PaTH attention (steps
 // given, block preparation included, into the buffers of the run before,
 // as a forward's later layers and the Attention API reuse them) at L = 1,024 and 4,096, 4 heads of 32
-// (the cpu profile's heads). Metrics: GFLOP/s by pathFLOPs (score, value
+// (the cpu profile's heads), without and with PaTH-FoX's forgetting gate. Metrics: GFLOP/s by pathFLOPs (score, value
 // and the query's transport) and by the plain-attention count
 // (4 L^2/2 d H), and tokens/s.
 //
 //	go test -tags noxla -run '^$' -bench PathAttention -benchtime 5x ./model/nativeeval/
 func BenchmarkPathAttention(b *testing.B) {
-	for _, L := range []int{1024, 4096} {
-		b.Run(fmt.Sprintf("L=%d", L), func(b *testing.B) { benchPathAttention(b, L) })
+	for _, v := range []string{"path", "path-fox"} {
+		for _, L := range []int{1024, 4096} {
+			b.Run(fmt.Sprintf("variant=%s/L=%d", v, L), func(b *testing.B) { benchPathAttention(b, L, v == "path-fox") })
+		}
 	}
 }
 
-func benchPathAttention(b *testing.B, L int) {
+func benchPathAttention(b *testing.B, L int, gate bool) {
 	const H, d = 4, 32
 	s := &attnShape{L: L, H: H, d: d}
 	bufs := newHeadBufs(s)
@@ -175,6 +177,16 @@ func benchPathAttention(b *testing.B, L int) {
 		one := randomSteps(L, d, 1.5, uint64(h))
 		copy(st.w[h*L*d:], one.w)
 		copy(st.beta[h*L:], one.beta)
+	}
+	if gate { // prefix sums of log-sigmoid gates near 0.9 (the forgetting gate's G)
+		st.G = make([]float64, H*L)
+		for h := 0; h < H; h++ {
+			var g float64
+			for i := 0; i < L; i++ {
+				g += math.Log(1 / (1 + math.Exp(-2-r.NormFloat64())))
+				st.G[h*L+i] = g
+			}
+		}
 	}
 	out := make([]float32, L*H*d)
 	pb := newPathBlocks(s, bufs, st, 0, nil) // warm: the timed runs reuse its buffers, as a forward's later layers do

@@ -56,9 +56,20 @@ func (t *Trainer) pathSteps(params [][]float32, l int, lt *layerTape, rows int) 
 					yc[j] += tap[j] * z[j]
 				}
 			}
+			// SiLU, its sigmoid from e = exp(-|y|) on the vector exp (never
+			// overflows): 1/(1+e) for y >= 0, e/(1+e) below.
 			for j, y := range yc {
-				sg[j] = float32(sigmoid(float64(y)))
-				w[j] = y * sg[j] // SiLU
+				sg[j] = -float32(math.Abs(float64(y)))
+			}
+			native.ExpShift(sg, 0)
+			for j, y := range yc {
+				e := sg[j]
+				s := 1 / (1 + e)
+				if y < 0 {
+					s *= e
+				}
+				sg[j] = s
+				w[j] = y * s
 			}
 			for h := 0; h < H; h++ {
 				wh := w[h*d : (h+1)*d]
