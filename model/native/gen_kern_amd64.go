@@ -40,8 +40,8 @@ func main() {
 	gelu()
 	geluTanh()
 	ramp()
-	softmaxRows()
-	softmaxRowsEnt()
+	softmaxRows(false)
+	softmaxRows(true)
 	rowKernels()
 	if err := os.WriteFile("kern_amd64.s", []byte(b.String()), 0o644); err != nil {
 		fmt.Fprintln(os.Stderr, "gen_kern_amd64:", err)
@@ -261,14 +261,7 @@ func maxKernel() {
 	w("\tDECQ CX")
 	w("\tJNZ max_loop")
 	w("max_done:")
-	w("\tVEXTRACTF64X4 $1, Z0, Y1")
-	w("\tVMAXPS Y1, Y0, Y0")
-	w("\tVEXTRACTF128 $1, Y0, X1")
-	w("\tVMAXPS X1, X0, X0")
-	w("\tVPERMILPS $0x4e, X0, X1")
-	w("\tVMAXPS X1, X0, X0")
-	w("\tVPERMILPS $0xb1, X0, X1")
-	w("\tVMAXPS X1, X0, X0")
+	hmax(0, 1)
 	w("\tVMOVSS X0, ret+16(FP)")
 	w("\tVZEROUPPER")
 	w("\tRET")
@@ -433,104 +426,41 @@ func expBody(src, dst, zn int) {
 // s[r][j] = exp(s[r][j] - mNew), rs[r] = sum_j s[r][j], d[r] = m[r] - mNew,
 // m[r] = mNew. The caller exponentiates d 16 rows at a time. One call per
 // block instead of two calls and a Go loop per row.
-func softmaxRows() {
-	w("")
-	w("// func softmaxRowsAVX512(s *float32, nq int, m *float32, rs *float32, d *float32, consts *[12]float32)")
-	w("TEXT ·softmaxRowsAVX512(SB), NOSPLIT, $0-48")
-	w("\tMOVQ s+0(FP), SI")
-	w("\tMOVQ nq+8(FP), CX")
-	w("\tMOVQ m+16(FP), R8")
-	w("\tMOVQ rs+24(FP), R9")
-	w("\tMOVQ d+32(FP), R10")
-	w("\tMOVQ consts+40(FP), BX")
-	for i := 0; i < 11; i++ {
-		w("\tVBROADCASTSS %d(BX), Z%d", 4*i, i+1)
-	}
-	w("\tTESTQ CX, CX")
-	w("\tJZ sm_done")
-	w("sm_row:")
-	for v := 0; v < 4; v++ {
-		if v == 0 {
-			w("\tVMOVUPS (SI), Z%d", 16+v)
-		} else {
-			w("\tVMOVUPS %d(SI), Z%d", 64*v, 16+v)
-		}
-	}
-	// Horizontal reductions in Z12-Z14: VEX-only instructions
-	// (VEXTRACTF128, VHADDPS) cannot name registers 16-31.
-	w("\tVMAXPS Z17, Z16, Z20")
-	w("\tVMAXPS Z19, Z18, Z21")
-	w("\tVMAXPS Z21, Z20, Z12")
-	w("\tVEXTRACTF64X4 $1, Z12, Y13")
-	w("\tVMAXPS Y13, Y12, Y12")
-	w("\tVEXTRACTF128 $1, Y12, X13")
-	w("\tVMAXPS X13, X12, X12")
-	w("\tVPERMILPS $0x4e, X12, X13")
-	w("\tVMAXPS X13, X12, X12")
-	w("\tVPERMILPS $0xb1, X12, X13")
-	w("\tVMAXPS X13, X12, X12")
-	w("\tVMOVSS (R8), X14            // m_old")
-	w("\tVMAXSS X14, X12, X12        // m_new = max(row max, m_old)")
-	w("\tVMOVSS X12, (R8)")
-	w("\tVSUBSS X12, X14, X14        // m_old - m_new (-Inf on the first block)")
-	w("\tVMOVSS X14, (R10)")
-	w("\tVBROADCASTSS X12, Z0")
-	for v := 0; v < 4; v++ {
-		w("\tVSUBPS Z0, Z%d, Z%d", 16+v, 16+v)
-	}
-	for v := 0; v < 4; v++ {
-		expBody(16+v, 26+v, 22+v)
-		if v == 0 {
-			w("\tVMOVUPS Z%d, (SI)", 26+v)
-		} else {
-			w("\tVMOVUPS Z%d, %d(SI)", 26+v, 64*v)
-		}
-	}
-	w("\tVADDPS Z27, Z26, Z26")
-	w("\tVADDPS Z29, Z28, Z28")
-	w("\tVADDPS Z28, Z26, Z12")
-	w("\tVEXTRACTF64X4 $1, Z12, Y13")
-	w("\tVADDPS Y13, Y12, Y12")
-	w("\tVEXTRACTF128 $1, Y12, X13")
-	w("\tVADDPS X13, X12, X12")
-	w("\tVHADDPS X12, X12, X12")
-	w("\tVHADDPS X12, X12, X12       // row sum")
-	w("\tVMOVSS X12, (R9)")
-	w("\tADDQ $256, SI")
-	w("\tADDQ $4, R8")
-	w("\tADDQ $4, R9")
-	w("\tADDQ $4, R10")
-	w("\tDECQ CX")
-	w("\tJNZ sm_row")
-	w("sm_done:")
-	w("\tVZEROUPPER")
-	w("\tRET")
-}
-
-// softmaxRowsEnt is softmaxRows that also sets ent[r] = sum_j e_j t_j, with
-// e_j the new exp(s_j - mNew) and t_j = max(s_j - mNew, lo): the entropy
+//
+// With ent it emits softmaxRowsEnt, which also sets ent[r] = sum_j e_j t_j,
+// with e_j the new exp(s_j - mNew) and t_j = max(s_j - mNew, lo): the entropy
 // numerator of the evaluator's diagnostics, fused so that they need no copy
 // of the score block and no second pass over it. The clamp at lo is where
 // exp gives an exact 0, so masked (-Inf) scores add 0, not 0 * -Inf = NaN.
 // The clamped differences live in Z20, Z21, Z30, Z31 (free once the row
 // max is reduced) and the products accumulate in Z14.
-func softmaxRowsEnt() {
+func softmaxRows(ent bool) {
+	name, lbl, frame, cargs := "softmaxRowsAVX512", "sm", 48, 40
+	if ent {
+		name, lbl, frame, cargs = "softmaxRowsEntAVX512", "sme", 56, 48
+	}
 	w("")
-	w("// func softmaxRowsEntAVX512(s *float32, nq int, m *float32, rs *float32, d *float32, ent *float32, consts *[12]float32)")
-	w("TEXT ·softmaxRowsEntAVX512(SB), NOSPLIT, $0-56")
+	if ent {
+		w("// func %s(s *float32, nq int, m *float32, rs *float32, d *float32, ent *float32, consts *[12]float32)", name)
+	} else {
+		w("// func %s(s *float32, nq int, m *float32, rs *float32, d *float32, consts *[12]float32)", name)
+	}
+	w("TEXT ·%s(SB), NOSPLIT, $0-%d", name, frame)
 	w("\tMOVQ s+0(FP), SI")
 	w("\tMOVQ nq+8(FP), CX")
 	w("\tMOVQ m+16(FP), R8")
 	w("\tMOVQ rs+24(FP), R9")
 	w("\tMOVQ d+32(FP), R10")
-	w("\tMOVQ ent+40(FP), R11")
-	w("\tMOVQ consts+48(FP), BX")
+	if ent {
+		w("\tMOVQ ent+40(FP), R11")
+	}
+	w("\tMOVQ consts+%d(FP), BX", cargs)
 	for i := 0; i < 11; i++ {
 		w("\tVBROADCASTSS %d(BX), Z%d", 4*i, i+1)
 	}
 	w("\tTESTQ CX, CX")
-	w("\tJZ sme_done")
-	w("sme_row:")
+	w("\tJZ %s_done", lbl)
+	w("%s_row:", lbl)
 	for v := 0; v < 4; v++ {
 		if v == 0 {
 			w("\tVMOVUPS (SI), Z%d", 16+v)
@@ -538,17 +468,11 @@ func softmaxRowsEnt() {
 			w("\tVMOVUPS %d(SI), Z%d", 64*v, 16+v)
 		}
 	}
+	// Horizontal reductions in Z12-Z14 (hmax, hsum).
 	w("\tVMAXPS Z17, Z16, Z20")
 	w("\tVMAXPS Z19, Z18, Z21")
 	w("\tVMAXPS Z21, Z20, Z12")
-	w("\tVEXTRACTF64X4 $1, Z12, Y13")
-	w("\tVMAXPS Y13, Y12, Y12")
-	w("\tVEXTRACTF128 $1, Y12, X13")
-	w("\tVMAXPS X13, X12, X12")
-	w("\tVPERMILPS $0x4e, X12, X13")
-	w("\tVMAXPS X13, X12, X12")
-	w("\tVPERMILPS $0xb1, X12, X13")
-	w("\tVMAXPS X13, X12, X12")
+	hmax(12, 13)
 	w("\tVMOVSS (R8), X14            // m_old")
 	w("\tVMAXSS X14, X12, X12        // m_new = max(row max, m_old)")
 	w("\tVMOVSS X12, (R8)")
@@ -558,45 +482,68 @@ func softmaxRowsEnt() {
 	keep := []int{20, 21, 30, 31}
 	for v := 0; v < 4; v++ {
 		w("\tVSUBPS Z0, Z%d, Z%d", 16+v, 16+v)
-		w("\tVMAXPS Z1, Z%d, Z%d          // t = max(s - m_new, lo)", 16+v, keep[v])
+		if ent {
+			w("\tVMAXPS Z1, Z%d, Z%d          // t = max(s - m_new, lo)", 16+v, keep[v])
+		}
 	}
 	for v := 0; v < 4; v++ {
 		expBody(16+v, 26+v, 22+v)
 		if v == 0 {
 			w("\tVMOVUPS Z%d, (SI)", 26+v)
-			w("\tVMULPS Z%d, Z%d, Z14          // e t", keep[v], 26+v)
 		} else {
 			w("\tVMOVUPS Z%d, %d(SI)", 26+v, 64*v)
+		}
+		switch {
+		case ent && v == 0:
+			w("\tVMULPS Z%d, Z%d, Z14          // e t", keep[v], 26+v)
+		case ent:
 			w("\tVFMADD231PS Z%d, Z%d, Z14", keep[v], 26+v)
 		}
 	}
 	w("\tVADDPS Z27, Z26, Z26")
 	w("\tVADDPS Z29, Z28, Z28")
 	w("\tVADDPS Z28, Z26, Z12")
-	w("\tVEXTRACTF64X4 $1, Z12, Y13")
-	w("\tVADDPS Y13, Y12, Y12")
-	w("\tVEXTRACTF128 $1, Y12, X13")
-	w("\tVADDPS X13, X12, X12")
-	w("\tVHADDPS X12, X12, X12")
-	w("\tVHADDPS X12, X12, X12       // row sum")
+	hsum(12, 13, "row sum")
 	w("\tVMOVSS X12, (R9)")
-	w("\tVEXTRACTF64X4 $1, Z14, Y13")
-	w("\tVADDPS Y13, Y14, Y14")
-	w("\tVEXTRACTF128 $1, Y14, X13")
-	w("\tVADDPS X13, X14, X14")
-	w("\tVHADDPS X14, X14, X14")
-	w("\tVHADDPS X14, X14, X14       // entropy numerator")
-	w("\tVMOVSS X14, (R11)")
+	if ent {
+		hsum(14, 13, "entropy numerator")
+		w("\tVMOVSS X14, (R11)")
+	}
 	w("\tADDQ $256, SI")
 	w("\tADDQ $4, R8")
 	w("\tADDQ $4, R9")
 	w("\tADDQ $4, R10")
-	w("\tADDQ $4, R11")
+	if ent {
+		w("\tADDQ $4, R11")
+	}
 	w("\tDECQ CX")
-	w("\tJNZ sme_row")
-	w("sme_done:")
+	w("\tJNZ %s_row", lbl)
+	w("%s_done:", lbl)
 	w("\tVZEROUPPER")
 	w("\tRET")
+}
+
+// hmax reduces Z<r> to its largest lane in X<r> (t a temporary; r, t < 16:
+// VEX-only instructions cannot name registers 16-31).
+func hmax(r, t int) {
+	w("\tVEXTRACTF64X4 $1, Z%d, Y%d", r, t)
+	w("\tVMAXPS Y%d, Y%d, Y%d", t, r, r)
+	w("\tVEXTRACTF128 $1, Y%d, X%d", r, t)
+	w("\tVMAXPS X%d, X%d, X%d", t, r, r)
+	w("\tVPERMILPS $0x4e, X%d, X%d", r, t)
+	w("\tVMAXPS X%d, X%d, X%d", t, r, r)
+	w("\tVPERMILPS $0xb1, X%d, X%d", r, t)
+	w("\tVMAXPS X%d, X%d, X%d", t, r, r)
+}
+
+// hsum reduces Z<r> to the sum of its lanes in X<r> (as hmax).
+func hsum(r, t int, what string) {
+	w("\tVEXTRACTF64X4 $1, Z%d, Y%d", r, t)
+	w("\tVADDPS Y%d, Y%d, Y%d", t, r, r)
+	w("\tVEXTRACTF128 $1, Y%d, X%d", r, t)
+	w("\tVADDPS X%d, X%d, X%d", t, r, r)
+	w("\tVHADDPS X%d, X%d, X%d", r, r, r)
+	w("\tVHADDPS X%d, X%d, X%d       // %s", r, r, r, what)
 }
 
 // rowKernels emits the score-row passes of the trainer and the evaluator:
@@ -608,14 +555,7 @@ func rowKernels() {
 	rowLoop("scaleMaxAVX512", "x *float32, n int, s float32", "x", "n+8", 28,
 		[]string{"\tVBROADCASTSS s+16(FP), Z1", "\tMOVL $0xff800000, AX         // -Inf", "\tVPBROADCASTD AX, Z0"},
 		[]string{"\tVMULPS (SI), Z1, Z2", "\tVMOVUPS Z2, (SI)", "\tVMAXPS Z2, Z0, Z0"})
-	w("\tVEXTRACTF64X4 $1, Z0, Y1")
-	w("\tVMAXPS Y1, Y0, Y0")
-	w("\tVEXTRACTF128 $1, Y0, X1")
-	w("\tVMAXPS X1, X0, X0")
-	w("\tVPERMILPS $0x4e, X0, X1")
-	w("\tVMAXPS X1, X0, X0")
-	w("\tVPERMILPS $0xb1, X0, X1")
-	w("\tVMAXPS X1, X0, X0")
+	hmax(0, 1)
 	w("\tVMOVSS X0, ret+24(FP)")
 	rowEnd()
 	// x[j] *= s.

@@ -22,11 +22,13 @@ import "routebench/model/native"
 // about 10 pathChunk^2 d per block. The tape keeps A', M, Z, K~, P and the
 // X_a (T^2 d / (2 pathChunk) floats per head); L is recomputed.
 //
-// The backward pass from dS (lower triangular) runs the carry in reverse,
-// a = 0 up: G_a = dS[after a, a] K~_a + G_{a-1}[below U0_a] P_a^T is the
-// gradient of X_a (its top rows dU0_{a+1}), dP_a = X_a^T G_{a-1}[below],
-// dK~_a = dS[after a, a]^T X_a. Then per block, with dL = -tril(dS M^T +
-// dU0 Z^T):
+// The backward pass (householder_backward.go) takes query blocks newest
+// first, one block of dS rows (lower triangular) at a time. For query block
+// c it runs that block's carry in reverse, a = 0 up to c-1: G_a = dS[c, a]
+// K~_a + G_{a-1} P_a^T is the gradient of its rows of X_a (G_{c-1} is its
+// dU0), dP_a += X_a[c]^T G_{a-1} and dK~_a += dS[c, a]^T X_a[c]. Then block
+// c's own pass, whose inputs are complete once every query block from c on
+// has been through, with dL = -tril(dS M^T + dU0 Z^T):
 //
 //	dQ = dS K + dU0 + dL W,   dK = dS^T Q + dK~ + E^T W
 //	dM = -L^T dS - W dK~^T,   dZ = -L^T dU0 - W dP
