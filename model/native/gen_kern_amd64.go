@@ -579,6 +579,39 @@ func rowKernels() {
 		[]string{"\tVMOVUPS (SI), Z2", "\tVSUBPS Z1, Z2, Z2", "\tVMULPS (DI), Z2, Z2", "\tVMULPS Z3, Z2, Z2",
 			"\tVMOVUPS Z2, (SI)", "\tADDQ $64, DI"})
 	rowEnd()
+	// dst[j] = x[j] * y[j].
+	rowLoop("mulAVX512", "dst *float32, x *float32, y *float32, n int", "dst", "n+24", 32,
+		[]string{"\tMOVQ x+8(FP), DI", "\tMOVQ y+16(FP), DX"},
+		[]string{"\tVMOVUPS (DI), Z2", "\tVMULPS (DX), Z2, Z2", "\tVMOVUPS Z2, (SI)", "\tADDQ $64, DI", "\tADDQ $64, DX"})
+	rowEnd()
+	// dst[j] += a[j] * b[j].
+	rowLoop("addMulAVX512", "dst *float32, a *float32, b *float32, n int", "dst", "n+24", 32,
+		[]string{"\tMOVQ a+8(FP), DI", "\tMOVQ b+16(FP), DX"},
+		[]string{"\tVMOVUPS (DI), Z2", "\tVMULPS (DX), Z2, Z2", "\tVADDPS (SI), Z2, Z2", "\tVMOVUPS Z2, (SI)",
+			"\tADDQ $64, DI", "\tADDQ $64, DX"})
+	rowEnd()
+	// nr[j] = x[j] * r, ar[j] = nr[j] * g[j] (RMSNorm's output and its gain).
+	rowLoop("normScaleAVX512", "nr *float32, ar *float32, x *float32, gain *float32, n int, inv float32", "nr", "n+32", 44,
+		[]string{"\tMOVQ ar+8(FP), R8", "\tMOVQ x+16(FP), DI", "\tMOVQ gain+24(FP), DX", "\tVBROADCASTSS inv+40(FP), Z1"},
+		[]string{"\tVMULPS (DI), Z1, Z2", "\tVMOVUPS Z2, (SI)", "\tVMULPS (DX), Z2, Z2", "\tVMOVUPS Z2, (R8)",
+			"\tADDQ $64, R8", "\tADDQ $64, DI", "\tADDQ $64, DX"})
+	rowEnd()
+	// xr[j] = r * (xr[j] - nr[j] * dot), and + res[j] in the second form
+	// (RMSNorm's input gradient, with the residual's).
+	for _, res := range []bool{false, true} {
+		name, sig, frame, setup := "normGradAVX512", "xr *float32, nr *float32, n int, inv float32, dot float32", 32,
+			[]string{"\tMOVQ nr+8(FP), DI", "\tVBROADCASTSS inv+24(FP), Z1", "\tVBROADCASTSS dot+28(FP), Z3"}
+		body := []string{"\tVMOVUPS (DI), Z2", "\tVMULPS Z3, Z2, Z2", "\tVMOVUPS (SI), Z4", "\tVSUBPS Z2, Z4, Z4", "\tVMULPS Z4, Z1, Z4"}
+		n := "n+16"
+		if res {
+			name, sig, frame, n = "normGradResAVX512", "xr *float32, nr *float32, res *float32, n int, inv float32, dot float32", 40, "n+24"
+			setup = []string{"\tMOVQ nr+8(FP), DI", "\tMOVQ res+16(FP), DX", "\tVBROADCASTSS inv+32(FP), Z1", "\tVBROADCASTSS dot+36(FP), Z3"}
+			body = append(body, "\tVADDPS (DX), Z4, Z4", "\tADDQ $64, DX")
+		}
+		body = append(body, "\tVMOVUPS Z4, (SI)", "\tADDQ $64, DI")
+		rowLoop(name, sig, "xr", n, frame, setup, body)
+		rowEnd()
+	}
 }
 
 // rowLoop opens a row kernel: x (its first argument) in SI, n/16 in CX,

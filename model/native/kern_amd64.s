@@ -1856,3 +1856,127 @@ softmaxGradAVX512_done:
 	VZEROUPPER
 	RET
 
+// func mulAVX512(dst *float32, x *float32, y *float32, n int)
+TEXT ·mulAVX512(SB), NOSPLIT, $0-32
+	MOVQ dst+0(FP), SI
+	MOVQ n+24(FP), CX
+	MOVQ x+8(FP), DI
+	MOVQ y+16(FP), DX
+	SHRQ $4, CX
+	TESTQ CX, CX
+	JZ mulAVX512_done
+mulAVX512_loop:
+	VMOVUPS (DI), Z2
+	VMULPS (DX), Z2, Z2
+	VMOVUPS Z2, (SI)
+	ADDQ $64, DI
+	ADDQ $64, DX
+	ADDQ $64, SI
+	DECQ CX
+	JNZ mulAVX512_loop
+mulAVX512_done:
+	VZEROUPPER
+	RET
+
+// func addMulAVX512(dst *float32, a *float32, b *float32, n int)
+TEXT ·addMulAVX512(SB), NOSPLIT, $0-32
+	MOVQ dst+0(FP), SI
+	MOVQ n+24(FP), CX
+	MOVQ a+8(FP), DI
+	MOVQ b+16(FP), DX
+	SHRQ $4, CX
+	TESTQ CX, CX
+	JZ addMulAVX512_done
+addMulAVX512_loop:
+	VMOVUPS (DI), Z2
+	VMULPS (DX), Z2, Z2
+	VADDPS (SI), Z2, Z2
+	VMOVUPS Z2, (SI)
+	ADDQ $64, DI
+	ADDQ $64, DX
+	ADDQ $64, SI
+	DECQ CX
+	JNZ addMulAVX512_loop
+addMulAVX512_done:
+	VZEROUPPER
+	RET
+
+// func normScaleAVX512(nr *float32, ar *float32, x *float32, gain *float32, n int, inv float32)
+TEXT ·normScaleAVX512(SB), NOSPLIT, $0-44
+	MOVQ nr+0(FP), SI
+	MOVQ n+32(FP), CX
+	MOVQ ar+8(FP), R8
+	MOVQ x+16(FP), DI
+	MOVQ gain+24(FP), DX
+	VBROADCASTSS inv+40(FP), Z1
+	SHRQ $4, CX
+	TESTQ CX, CX
+	JZ normScaleAVX512_done
+normScaleAVX512_loop:
+	VMULPS (DI), Z1, Z2
+	VMOVUPS Z2, (SI)
+	VMULPS (DX), Z2, Z2
+	VMOVUPS Z2, (R8)
+	ADDQ $64, R8
+	ADDQ $64, DI
+	ADDQ $64, DX
+	ADDQ $64, SI
+	DECQ CX
+	JNZ normScaleAVX512_loop
+normScaleAVX512_done:
+	VZEROUPPER
+	RET
+
+// func normGradAVX512(xr *float32, nr *float32, n int, inv float32, dot float32)
+TEXT ·normGradAVX512(SB), NOSPLIT, $0-32
+	MOVQ xr+0(FP), SI
+	MOVQ n+16(FP), CX
+	MOVQ nr+8(FP), DI
+	VBROADCASTSS inv+24(FP), Z1
+	VBROADCASTSS dot+28(FP), Z3
+	SHRQ $4, CX
+	TESTQ CX, CX
+	JZ normGradAVX512_done
+normGradAVX512_loop:
+	VMOVUPS (DI), Z2
+	VMULPS Z3, Z2, Z2
+	VMOVUPS (SI), Z4
+	VSUBPS Z2, Z4, Z4
+	VMULPS Z4, Z1, Z4
+	VMOVUPS Z4, (SI)
+	ADDQ $64, DI
+	ADDQ $64, SI
+	DECQ CX
+	JNZ normGradAVX512_loop
+normGradAVX512_done:
+	VZEROUPPER
+	RET
+
+// func normGradResAVX512(xr *float32, nr *float32, res *float32, n int, inv float32, dot float32)
+TEXT ·normGradResAVX512(SB), NOSPLIT, $0-40
+	MOVQ xr+0(FP), SI
+	MOVQ n+24(FP), CX
+	MOVQ nr+8(FP), DI
+	MOVQ res+16(FP), DX
+	VBROADCASTSS inv+32(FP), Z1
+	VBROADCASTSS dot+36(FP), Z3
+	SHRQ $4, CX
+	TESTQ CX, CX
+	JZ normGradResAVX512_done
+normGradResAVX512_loop:
+	VMOVUPS (DI), Z2
+	VMULPS Z3, Z2, Z2
+	VMOVUPS (SI), Z4
+	VSUBPS Z2, Z4, Z4
+	VMULPS Z4, Z1, Z4
+	VADDPS (DX), Z4, Z4
+	ADDQ $64, DX
+	VMOVUPS Z4, (SI)
+	ADDQ $64, DI
+	ADDQ $64, SI
+	DECQ CX
+	JNZ normGradResAVX512_loop
+normGradResAVX512_done:
+	VZEROUPPER
+	RET
+

@@ -327,3 +327,42 @@ func softmaxGradAsm(ds, p []float32, rd, s float32) {
 	_ = p[len(ds)-1]
 	softmaxGradAVX512(&ds[0], &p[0], len(ds), rd, s)
 }
+
+//go:noescape
+func mulAVX512(dst *float32, x *float32, y *float32, n int)
+
+//go:noescape
+func addMulAVX512(dst *float32, a *float32, b *float32, n int)
+
+//go:noescape
+func normScaleAVX512(nr *float32, ar *float32, x *float32, gain *float32, n int, inv float32)
+
+//go:noescape
+func normGradAVX512(xr *float32, nr *float32, n int, inv float32, dot float32)
+
+//go:noescape
+func normGradResAVX512(xr *float32, nr *float32, res *float32, n int, inv float32, dot float32)
+
+// The norm passes (rows_api.go) on len(dst), a nonzero multiple of 16; the
+// other slices at least as long.
+func mulAsm(dst, x, y []float32) {
+	_, _ = x[len(dst)-1], y[len(dst)-1]
+	mulAVX512(&dst[0], &x[0], &y[0], len(dst))
+}
+func addMulAsm(dst, a, b []float32) {
+	_, _ = a[len(dst)-1], b[len(dst)-1]
+	addMulAVX512(&dst[0], &a[0], &b[0], len(dst))
+}
+func normScaleAsm(nr, ar, x, g []float32, r float32) {
+	_, _, _ = ar[len(nr)-1], x[len(nr)-1], g[len(nr)-1]
+	normScaleAVX512(&nr[0], &ar[0], &x[0], &g[0], len(nr), r)
+}
+func normGradAsm(xr, nr, res []float32, r, dot float32) {
+	_ = nr[len(xr)-1]
+	if res == nil {
+		normGradAVX512(&xr[0], &nr[0], len(xr), r, dot)
+		return
+	}
+	_ = res[len(xr)-1]
+	normGradResAVX512(&xr[0], &nr[0], &res[0], len(xr), r, dot)
+}

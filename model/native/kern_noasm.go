@@ -34,3 +34,7 @@ func scaleAsm(x []float32, s float32)                   { panic("native: no asse
 func addOffsetsAsm(x []float32, a float32, b []float32) { panic("native: no assembly kernels") }
 func addAsm(x, y []float32)                             { panic("native: no assembly kernels") }
 func softmaxGradAsm(ds, p []float32, rd, s float32)     { panic("native: no assembly kernels") }
+func mulAsm(dst, x, y []float32)                        { panic("native: no assembly kernels") }
+func addMulAsm(dst, a, b []float32)                     { panic("native: no assembly kernels") }
+func normScaleAsm(nr, ar, x, g []float32, r float32)    { panic("native: no assembly kernels") }
+func normGradAsm(xr, nr, res []float32, r, dot float32) { panic("native: no assembly kernels") }

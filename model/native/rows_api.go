@@ -75,3 +75,67 @@ func SoftmaxGrad(ds, p []float32, rd, s float32) {
 		ds[j] = p[j] * (ds[j] - rd) * s
 	}
 }
+
+// Mul sets dst[j] = x[j] * y[j].
+func Mul(dst, x, y []float32) {
+	x, y = x[:len(dst)], y[:len(dst)]
+	if n := len(dst) &^ 15; haveAsm && n > 0 {
+		mulAsm(dst[:n], x[:n], y[:n])
+		dst, x, y = dst[n:], x[n:], y[n:]
+	}
+	for j := range dst {
+		dst[j] = x[j] * y[j]
+	}
+}
+
+// AddMul sets dst[j] += a[j] * b[j] (the product first).
+func AddMul(dst, a, b []float32) {
+	a, b = a[:len(dst)], b[:len(dst)]
+	if n := len(dst) &^ 15; haveAsm && n > 0 {
+		addMulAsm(dst[:n], a[:n], b[:n])
+		dst, a, b = dst[n:], a[n:], b[n:]
+	}
+	for j := range dst {
+		dst[j] += a[j] * b[j]
+	}
+}
+
+// NormScale sets nr[j] = x[j] * r and ar[j] = nr[j] * g[j]: one RMSNorm
+// row (r its 1/rms) and its gain.
+func NormScale(nr, ar, x, g []float32, r float32) {
+	ar, x, g = ar[:len(nr)], x[:len(nr)], g[:len(nr)]
+	if n := len(nr) &^ 15; haveAsm && n > 0 {
+		normScaleAsm(nr[:n], ar[:n], x[:n], g[:n], r)
+		nr, ar, x, g = nr[n:], ar[n:], x[n:], g[n:]
+	}
+	for j, v := range x {
+		nr[j] = v * r
+		ar[j] = nr[j] * g[j]
+	}
+}
+
+// NormGrad sets xr[j] = r * (xr[j] - nr[j] * dot), plus res[j] when res is
+// not nil: RMSNorm's input gradient from xr = dA * gain, the normed row nr,
+// r = 1/rms and dot = xr . nr / D (and the residual's gradient).
+func NormGrad(xr, nr, res []float32, r, dot float32) {
+	nr = nr[:len(xr)]
+	if res != nil {
+		res = res[:len(xr)]
+	}
+	if n := len(xr) &^ 15; haveAsm && n > 0 {
+		var rn []float32
+		if res != nil {
+			rn = res[:n]
+			res = res[n:]
+		}
+		normGradAsm(xr[:n], nr[:n], rn, r, dot)
+		xr, nr = xr[n:], nr[n:]
+	}
+	for j := range xr {
+		v := r * (xr[j] - nr[j]*dot)
+		if res != nil {
+			v += res[j]
+		}
+		xr[j] = v
+	}
+}

@@ -69,3 +69,61 @@ func TestRowPasses(t *testing.T) {
 		}
 	}
 }
+
+// TestNormPasses checks Mul, AddMul, NormScale and NormGrad (with and
+// without the residual) as TestRowPasses does: each output within the
+// roundings of its formula of a float64 reference, and the vector kernels
+// equal to the portable loops bit for bit.
+func TestNormPasses(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	for _, n := range []int{0, 1, 15, 16, 17, 31, 48, 128, 130} {
+		vec := func() []float32 {
+			v := make([]float32, n)
+			for j := range v {
+				v[j] = float32(r.NormFloat64() * 2)
+			}
+			return v
+		}
+		x, y, z := vec(), vec(), vec()
+		s, dot := float32(0.37), float32(r.NormFloat64())
+		abs := func(v float32) float64 { return math.Abs(float64(v)) }
+		f := func(v float32) float64 { return float64(v) }
+		type out struct {
+			name     string
+			got      func() []float32 // the pass's output on fresh copies
+			ref, mag func(j int) float64
+		}
+		outs := []out{
+			{"Mul", func() []float32 { d := make([]float32, n); Mul(d, x, y); return d },
+				func(j int) float64 { return f(x[j]) * f(y[j]) }, func(j int) float64 { return abs(x[j]) * abs(y[j]) }},
+			{"AddMul", func() []float32 { d := append([]float32(nil), z...); AddMul(d, x, y); return d },
+				func(j int) float64 { return f(z[j]) + f(x[j])*f(y[j]) }, func(j int) float64 { return abs(z[j]) + 2*abs(x[j])*abs(y[j]) }},
+			{"NormScale.n", func() []float32 { a, b := make([]float32, n), make([]float32, n); NormScale(a, b, x, y, s); return a },
+				func(j int) float64 { return f(x[j]) * f(s) }, func(j int) float64 { return abs(x[j]) * abs(s) }},
+			{"NormScale.a", func() []float32 { a, b := make([]float32, n), make([]float32, n); NormScale(a, b, x, y, s); return b },
+				func(j int) float64 { return f(x[j]) * f(s) * f(y[j]) }, func(j int) float64 { return 2 * abs(x[j]) * abs(s) * abs(y[j]) }},
+			{"NormGrad", func() []float32 { d := append([]float32(nil), x...); NormGrad(d, y, nil, s, dot); return d },
+				func(j int) float64 { return f(s) * (f(x[j]) - f(y[j])*f(dot)) },
+				func(j int) float64 { return 3 * abs(s) * (abs(x[j]) + abs(y[j])*abs(dot)) }},
+			{"NormGrad.res", func() []float32 { d := append([]float32(nil), x...); NormGrad(d, y, z, s, dot); return d },
+				func(j int) float64 { return f(s)*(f(x[j])-f(y[j])*f(dot)) + f(z[j]) },
+				func(j int) float64 { return 4*abs(s)*(abs(x[j])+abs(y[j])*abs(dot)) + abs(z[j]) }},
+		}
+		for _, o := range outs {
+			var got [2][]float32
+			for k, v := range []bool{false, true} {
+				was := SetVectorKernels(v)
+				got[k] = o.got()
+				SetVectorKernels(was)
+			}
+			for j := 0; j < n; j++ {
+				if g, want := float64(got[0][j]), o.ref(j); g != want && !(math.Abs(g-want) <= 6e-8*o.mag(j)) {
+					t.Errorf("%s n=%d: portable [%d] = %v, float64 %v", o.name, n, j, g, want)
+				}
+				if math.Float32bits(got[1][j]) != math.Float32bits(got[0][j]) {
+					t.Errorf("%s n=%d: vector [%d] = %v, portable %v", o.name, n, j, got[1][j], got[0][j])
+				}
+			}
+		}
+	}
+}

@@ -72,27 +72,21 @@ func (t *Trainer) rmsNormBackward(da, n, inv, gain, dgain, res []float32, N int)
 	t.forCols(D, func(j0, j1 int) {
 		dg := dgain[j0:j1]
 		for i := 0; i < N; i++ {
-			ar, nr := da[i*D+j0:i*D+j1], n[i*D+j0:i*D+j1]
-			for j := range dg {
-				dg[j] += ar[j] * nr[j]
-			}
+			native.AddMul(dg, da[i*D+j0:i*D+j1], n[i*D+j0:i*D+j1])
 		}
 	})
 	dx := t.ar.raw(N * D)
 	t.forRows(N, func(i0, i1 int) {
-		for i := i0; i < i1; i++ {
-			ar, nr, xr := da[i*D:(i+1)*D], n[i*D:(i+1)*D], dx[i*D:(i+1)*D]
-			dot := t.pc.normDot(xr, ar, gain, nr) / float32(D)
-			r := inv[i]
-			if res == nil {
-				for j := range xr {
-					xr[j] = r * (xr[j] - nr[j]*dot)
+		var dots [4]float32
+		for i := i0; i < i1; i += 4 {
+			m := min(4, i1-i)
+			t.pc.normDot(dx[i*D:(i+m)*D], da[i*D:(i+m)*D], gain, n[i*D:(i+m)*D], D, dots[:m])
+			for k := i; k < i+m; k++ {
+				var rr []float32
+				if res != nil {
+					rr = res[k*D : (k+1)*D]
 				}
-				continue
-			}
-			rr := res[i*D : (i+1)*D]
-			for j := range xr {
-				xr[j] = r*(xr[j]-nr[j]*dot) + rr[j]
+				native.NormGrad(dx[k*D:(k+1)*D], n[k*D:(k+1)*D], rr, inv[k], dots[k-i]/float32(D))
 			}
 		}
 	})

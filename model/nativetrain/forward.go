@@ -215,22 +215,45 @@ func (t *Trainer) rmsNorm(x, gain []float32, N int) (n, a, inv []float32) {
 	D := len(gain)
 	n, a, inv = t.ar.raw(N*D), t.ar.raw(N*D), t.ar.raw(N)
 	t.forRows(N, func(i0, i1 int) {
-		for i := i0; i < i1; i++ {
-			row := x[i*D : (i+1)*D]
-			var ss float32
-			for _, v := range row {
-				ss += v * v
-			}
-			r := float32(1 / math.Sqrt(float64(ss/float32(D))+modelspec.NormEps))
-			inv[i] = r
-			nr, ar := n[i*D:(i+1)*D], a[i*D:(i+1)*D]
-			for j, v := range row {
-				nr[j] = v * r
-				ar[j] = nr[j] * gain[j]
+		var ss [4]float32
+		for i := i0; i < i1; i += 4 {
+			m := min(4, i1-i)
+			rowDots(x[i*D:(i+m)*D], x[i*D:(i+m)*D], D, ss[:m])
+			for k := i; k < i+m; k++ {
+				r := float32(1 / math.Sqrt(float64(ss[k-i]/float32(D))+modelspec.NormEps))
+				inv[k] = r
+				native.NormScale(n[k*D:(k+1)*D], a[k*D:(k+1)*D], x[k*D:(k+1)*D], gain, r)
 			}
 		}
 	})
 	return n, a, inv
+}
+
+// rowDots sets out[r] = x_r . y_r for len(out) <= 4 consecutive rows of
+// D, each sum in index order in float32; four rows' sums run side by side,
+// since a lone sum waits on its previous add at every element.
+func rowDots(x, y []float32, D int, out []float32) {
+	if len(out) == 4 {
+		x0, x1, x2, x3 := x[:D], x[D:2*D], x[2*D:3*D], x[3*D:4*D]
+		y0, y1, y2, y3 := y[:D], y[D:2*D], y[2*D:3*D], y[3*D:4*D]
+		var s0, s1, s2, s3 float32
+		for j := range x0 {
+			s0 += x0[j] * y0[j]
+			s1 += x1[j] * y1[j]
+			s2 += x2[j] * y2[j]
+			s3 += x3[j] * y3[j]
+		}
+		out[0], out[1], out[2], out[3] = s0, s1, s2, s3
+		return
+	}
+	for r := range out {
+		var s float32
+		yr := y[r*D : (r+1)*D]
+		for j, v := range x[r*D : (r+1)*D] {
+			s += v * yr[j]
+		}
+		out[r] = s
+	}
 }
 
 const geluK = 0.7978845608028654 // sqrt(2/pi)

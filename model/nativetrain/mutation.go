@@ -14,7 +14,7 @@ type pieces struct {
 	geluGrad  func(u, th float32) float32                                                                              // gelu
 	probDot   func(dO, o []float32) float32                                                                            // softmax: sum_j P_ij dP_ij = dO_i . O_i
 	unrotate  func(x, cos, sin []float32)                                                                              // rotation, rotation-sign: R(psi)^T x
-	normDot   func(xr, da, gain, n []float32) float32                                                                  // rmsnorm: xr = da * gain; returns xr . n
+	normDot   func(xr, da, gain, n []float32, D int, dot []float32)                                                    // rmsnorm: xr = da * gain; dot = xr . n per row
 	embedGrad func(t *Trainer, de, dx []float32, tokens []int32)                                                       // embed
 	angleGrad func(t *Trainer, dtable, dpsi []float32, tokens []int32, rows, T int)                                    // angles
 	pathSteps func(t *Trainer, params, grads [][]float32, l int, lt *layerTape, rows int, dw, dbeta, dG, da []float32) // gate
@@ -51,7 +51,7 @@ var brokenPieces = map[string]func(p *pieces){
 	"angles":        func(p *pieces) { p.angleGrad = func(*Trainer, []float32, []float32, []int32, int, int) {} },
 	"embed":         func(p *pieces) { p.embedGrad = func(*Trainer, []float32, []float32, []int32) {} },
 	"rmsnorm": func(p *pieces) {
-		p.normDot = func(xr, da, gain, n []float32) float32 { normDot(xr, da, gain, n); return 0 }
+		p.normDot = func(xr, da, gain, n []float32, D int, dot []float32) { normDot(xr, da, gain, n, D, dot); clear(dot) }
 	},
 	"householder": func(p *pieces) { p.keysViaR = func(native.Gemm) {} },
 	"beta":        func(p *pieces) { p.betaGrad = func(dx, _, _ []float32) { clear(dx) } },
@@ -128,14 +128,13 @@ func dot32(a, b []float32) float32 {
 	return s
 }
 
-// normDot sets xr = da * gain and returns xr . n, in index order.
-func normDot(xr, da, gain, n []float32) float32 {
-	var dot float32
-	for j := range da {
-		xr[j] = da[j] * gain[j]
-		dot += xr[j] * n[j]
+// normDot sets xr = da * gain on len(dot) <= 4 consecutive rows of D and
+// dot[r] = xr_r . n_r, each in index order (rowDots).
+func normDot(xr, da, gain, n []float32, D int, dot []float32) {
+	for r := range dot {
+		native.Mul(xr[r*D:(r+1)*D], da[r*D:(r+1)*D], gain)
 	}
-	return dot
+	rowDots(xr, n, D, dot)
 }
 
 // betaGrad sets dx = dbeta * d beta / dx for beta = 2 sigmoid(x):
