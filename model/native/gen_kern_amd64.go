@@ -596,6 +596,15 @@ func rowKernels() {
 		[]string{"\tVMULPS (DI), Z1, Z2", "\tVMOVUPS Z2, (SI)", "\tVMULPS (DX), Z2, Z2", "\tVMOVUPS Z2, (R8)",
 			"\tADDQ $64, R8", "\tADDQ $64, DI", "\tADDQ $64, DX"})
 	rowEnd()
+	// (u[2e], u[2e+1]) turned by the angle whose cos/sin are at 2e (equal at
+	// 2e+1): u*cos + swap(u)*(sin*signs), signs = (-sign, +sign, ...), which
+	// is bitwise u0*c - u1*s, u0*s + u1*c (negation is exact, addition
+	// commutes).
+	rowLoop("rotPairsAVX512", "u *float32, cos *float32, sin *float32, n int, signs *[16]float32", "u", "n+24", 40,
+		[]string{"\tMOVQ cos+8(FP), DI", "\tMOVQ sin+16(FP), DX", "\tMOVQ signs+32(FP), AX", "\tVMOVUPS (AX), Z1"},
+		[]string{"\tVMOVUPS (SI), Z2", "\tVPERMILPS $0xb1, Z2, Z3", "\tVMULPS (DI), Z2, Z2", "\tVMULPS (DX), Z1, Z4",
+			"\tVMULPS Z4, Z3, Z3", "\tVADDPS Z3, Z2, Z2", "\tVMOVUPS Z2, (SI)", "\tADDQ $64, DI", "\tADDQ $64, DX"})
+	rowEnd()
 	// xr[j] = r * (xr[j] - nr[j] * dot), and + res[j] in the second form
 	// (RMSNorm's input gradient, with the residual's).
 	for _, res := range []bool{false, true} {

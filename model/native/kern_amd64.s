@@ -1927,6 +1927,34 @@ normScaleAVX512_done:
 	VZEROUPPER
 	RET
 
+// func rotPairsAVX512(u *float32, cos *float32, sin *float32, n int, signs *[16]float32)
+TEXT ·rotPairsAVX512(SB), NOSPLIT, $0-40
+	MOVQ u+0(FP), SI
+	MOVQ n+24(FP), CX
+	MOVQ cos+8(FP), DI
+	MOVQ sin+16(FP), DX
+	MOVQ signs+32(FP), AX
+	VMOVUPS (AX), Z1
+	SHRQ $4, CX
+	TESTQ CX, CX
+	JZ rotPairsAVX512_done
+rotPairsAVX512_loop:
+	VMOVUPS (SI), Z2
+	VPERMILPS $0xb1, Z2, Z3
+	VMULPS (DI), Z2, Z2
+	VMULPS (DX), Z1, Z4
+	VMULPS Z4, Z3, Z3
+	VADDPS Z3, Z2, Z2
+	VMOVUPS Z2, (SI)
+	ADDQ $64, DI
+	ADDQ $64, DX
+	ADDQ $64, SI
+	DECQ CX
+	JNZ rotPairsAVX512_loop
+rotPairsAVX512_done:
+	VZEROUPPER
+	RET
+
 // func normGradAVX512(xr *float32, nr *float32, n int, inv float32, dot float32)
 TEXT ·normGradAVX512(SB), NOSPLIT, $0-32
 	MOVQ xr+0(FP), SI

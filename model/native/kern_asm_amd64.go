@@ -366,3 +366,19 @@ func normGradAsm(xr, nr, res []float32, r, dot float32) {
 	_ = res[len(xr)-1]
 	normGradResAVX512(&xr[0], &nr[0], &res[0], len(xr), r, dot)
 }
+
+//go:noescape
+func rotPairsAVX512(u *float32, cos *float32, sin *float32, n int, signs *[16]float32)
+
+// rotPairsAsm is RotatePairs on len(u), a nonzero multiple of 16.
+func rotPairsAsm(u, cos, sin []float32, sign float32) {
+	_, _ = cos[len(u)-1], sin[len(u)-1]
+	var signs [16]float32
+	for j := range signs {
+		signs[j] = sign
+		if j%2 == 0 {
+			signs[j] = -sign
+		}
+	}
+	rotPairsAVX512(&u[0], &cos[0], &sin[0], len(u), &signs)
+}

@@ -139,3 +139,20 @@ func NormGrad(xr, nr, res []float32, r, dot float32) {
 		xr[j] = v
 	}
 }
+
+// RotatePairs turns each pair (u[2e], u[2e+1]) by sign * psi_e, with cos
+// and sin holding one value per element, equal on a pair's two elements
+// (modelspec.RotationCosSin's layout): u0*c - u1*s, u0*s + u1*c for
+// s = sign * sin. len(u) is even.
+func RotatePairs(u, cos, sin []float32, sign float32) {
+	cos, sin = cos[:len(u)], sin[:len(u)]
+	if n := len(u) &^ 15; haveAsm && n > 0 {
+		rotPairsAsm(u[:n], cos[:n], sin[:n], sign)
+		u, cos, sin = u[n:], cos[n:], sin[n:]
+	}
+	for e := 0; e+1 < len(u); e += 2 {
+		c, s := cos[e], sign*sin[e]
+		u0, u1 := u[e], u[e+1]
+		u[e], u[e+1] = u0*c-u1*s, u0*s+u1*c
+	}
+}

@@ -127,3 +127,40 @@ func TestNormPasses(t *testing.T) {
 		}
 	}
 }
+
+// TestRotatePairs checks RotatePairs both ways round against float64 and
+// the vector kernel against the portable loop bit for bit.
+func TestRotatePairs(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	for _, n := range []int{0, 2, 14, 16, 18, 32, 64, 130} {
+		u, cs, sn := make([]float32, n), make([]float32, n), make([]float32, n)
+		for e := 0; e < n; e += 2 {
+			psi := r.Float64() * 2 * math.Pi
+			cs[e], sn[e] = float32(math.Cos(psi)), float32(math.Sin(psi))
+			cs[e+1], sn[e+1] = cs[e], sn[e]
+			u[e], u[e+1] = float32(r.NormFloat64()), float32(r.NormFloat64())
+		}
+		for _, sign := range []float32{1, -1} {
+			var got [2][]float32
+			for k, v := range []bool{false, true} {
+				was := SetVectorKernels(v)
+				got[k] = append([]float32(nil), u...)
+				RotatePairs(got[k], cs, sn, sign)
+				SetVectorKernels(was)
+			}
+			for e := 0; e < n; e += 2 {
+				c, s := float64(cs[e]), float64(sign)*float64(sn[e])
+				u0, u1 := float64(u[e]), float64(u[e+1])
+				mag := 2 * (math.Abs(u0) + math.Abs(u1))
+				for i, want := range []float64{u0*c - u1*s, u0*s + u1*c} {
+					if g := float64(got[0][e+i]); math.Abs(g-want) > 6e-8*mag {
+						t.Errorf("sign %v n=%d: portable [%d] = %v, float64 %v", sign, n, e+i, g, want)
+					}
+					if math.Float32bits(got[1][e+i]) != math.Float32bits(got[0][e+i]) {
+						t.Errorf("sign %v n=%d: vector [%d] = %v, portable %v", sign, n, e+i, got[1][e+i], got[0][e+i])
+					}
+				}
+			}
+		}
+	}
+}

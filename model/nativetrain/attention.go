@@ -17,17 +17,6 @@ import (
 // head-major copies, and every T x T product skips the tiles that causality
 // makes zero (native.Tri).
 
-// rotatePairs turns each pair (u[2e], u[2e+1]) of u by sign * psi, with
-// cos/sin in modelspec.RotationCosSin's layout (one value per dim, equal on
-// a pair's two dims).
-func rotatePairs(u, cos, sin []float32, sign float32) {
-	for e := 0; e+1 < len(u); e += 2 {
-		c, s := cos[e], sign*sin[e]
-		u0, u1 := u[e], u[e+1]
-		u[e], u[e+1] = u0*c-u1*s, u0*s+u1*c
-	}
-}
-
 // attnRowBlock is the number of query rows whose scores, softmax and
 // product with V the forward pass takes together: a head's T x T
 // probabilities (1 MiB at T = 512) no longer go to memory and back between
@@ -52,10 +41,10 @@ func (t *Trainer) attentionForward(params [][]float32, l int, lt *layerTape, f *
 	if rcos != nil {
 		t.forRows(N, func(i0, i1 int) {
 			cs, sn := rcos[i0*D:i1*D], rsin[i0*D:i1*D]
-			rotatePairs(lt.q[i0*D:i1*D], cs, sn, 1)
-			rotatePairs(lt.k[i0*D:i1*D], cs, sn, 1)
+			native.RotatePairs(lt.q[i0*D:i1*D], cs, sn, 1)
+			native.RotatePairs(lt.k[i0*D:i1*D], cs, sn, 1)
 			if t.v.ValueRot {
-				rotatePairs(lt.v[i0*D:i1*D], cs, sn, 1)
+				native.RotatePairs(lt.v[i0*D:i1*D], cs, sn, 1)
 			}
 		})
 	}
@@ -141,7 +130,7 @@ func (t *Trainer) attentionForward(params [][]float32, l int, lt *layerTape, f *
 		lt.ou = t.ar.raw(N * D)
 		copy(lt.ou, lt.o)
 		t.forRows(N, func(i0, i1 int) {
-			rotatePairs(lt.ou[i0*D:i1*D], rcos[i0*D:i1*D], rsin[i0*D:i1*D], -1)
+			native.RotatePairs(lt.ou[i0*D:i1*D], rcos[i0*D:i1*D], rsin[i0*D:i1*D], -1)
 		})
 	}
 	native.MatMul(dst, lt.ou, t.param(params, blockName(l, "wo")), N, D, D, false, false, true, t.workers)
@@ -231,7 +220,7 @@ func (t *Trainer) attentionBackward(params, grads [][]float32, l int, lt *layerT
 					dpsi[e/2] += dO[e]*lt.ou[e+1] - dO[e+1]*lt.ou[e]
 				}
 			}
-			rotatePairs(dO[i0*D:i1*D], rcos[i0*D:i1*D], rsin[i0*D:i1*D], 1)
+			native.RotatePairs(dO[i0*D:i1*D], rcos[i0*D:i1*D], rsin[i0*D:i1*D], 1)
 		})
 	}
 	dq, dk, dv := t.ar.raw(N*D), t.ar.raw(N*D), t.ar.raw(N*D)

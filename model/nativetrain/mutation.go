@@ -28,7 +28,7 @@ type pieces struct {
 var correctPieces = pieces{
 	geluGrad:  geluGrad,
 	probDot:   dot32,
-	unrotate:  func(x, cos, sin []float32) { rotatePairs(x, cos, sin, -1) },
+	unrotate:  func(x, cos, sin []float32) { native.RotatePairs(x, cos, sin, -1) },
 	normDot:   normDot,
 	embedGrad: (*Trainer).embeddingGradient,
 	angleGrad: (*Trainer).angleGradient,
@@ -46,8 +46,8 @@ var brokenPieces = map[string]func(p *pieces){
 	"softmax": func(p *pieces) { p.probDot = func(dO, o []float32) float32 { return 0 } },
 	// un-rotate with cos for sin, or rotate further instead of back (the
 	// second is invisible at zero angles: sin 0 = 0).
-	"rotation":      func(p *pieces) { p.unrotate = func(x, cos, sin []float32) { rotatePairs(x, cos, cos, -1) } },
-	"rotation-sign": func(p *pieces) { p.unrotate = func(x, cos, sin []float32) { rotatePairs(x, cos, sin, 1) } },
+	"rotation":      func(p *pieces) { p.unrotate = func(x, cos, sin []float32) { native.RotatePairs(x, cos, cos, -1) } },
+	"rotation-sign": func(p *pieces) { p.unrotate = func(x, cos, sin []float32) { native.RotatePairs(x, cos, sin, 1) } },
 	"angles":        func(p *pieces) { p.angleGrad = func(*Trainer, []float32, []float32, []int32, int, int) {} },
 	"embed":         func(p *pieces) { p.embedGrad = func(*Trainer, []float32, []float32, []int32) {} },
 	"rmsnorm": func(p *pieces) {
