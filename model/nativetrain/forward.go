@@ -190,13 +190,9 @@ func (t *Trainer) rotationCosSin(table []float32, tokens []int32, rows int) (cos
 	}
 	errs := make([]error, rows)
 	native.ParallelFor(rows, t.workers, func(b int) {
-		cs, sn, err := modelspec.RotationCosSin(c, table, tokens[b*T:(b+1)*T], 1, T)
-		if err != nil {
+		if err := modelspec.RotationCosSinInto(c, table, tokens[b*T:(b+1)*T], 1, T, cos[b*n:(b+1)*n], sin[b*n:(b+1)*n]); err != nil {
 			errs[b] = fmt.Errorf("window %d: %w", b, err)
-			return
 		}
-		copy(cos[b*n:(b+1)*n], cs)
-		copy(sin[b*n:(b+1)*n], sn)
 	})
 	for _, err := range errs {
 		if err != nil {
