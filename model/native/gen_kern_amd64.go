@@ -605,6 +605,17 @@ func rowKernels() {
 		[]string{"\tVMOVUPS (SI), Z2", "\tVPERMILPS $0xb1, Z2, Z3", "\tVMULPS (DI), Z2, Z2", "\tVMULPS (DX), Z1, Z4",
 			"\tVMULPS Z4, Z3, Z3", "\tVADDPS Z3, Z2, Z2", "\tVMOVUPS Z2, (SI)", "\tADDQ $64, DI", "\tADDQ $64, DX"})
 	rowEnd()
+	// du[j] *= 0.5 (1 + th) + 0.5 u (1 - th th) k (1 + c u u), the products
+	// in GELUGradMul's order (consts 0.5, 1, k, c = 3 * 0.044715).
+	rowLoop("geluGradMulAVX512", "du *float32, u *float32, th *float32, n int, consts *[4]float32", "du", "n+24", 40,
+		[]string{"\tMOVQ u+8(FP), DI", "\tMOVQ th+16(FP), DX", "\tMOVQ consts+32(FP), AX",
+			"\tVBROADCASTSS (AX), Z0", "\tVBROADCASTSS 4(AX), Z1", "\tVBROADCASTSS 8(AX), Z8", "\tVBROADCASTSS 12(AX), Z10"},
+		[]string{"\tVMOVUPS (DI), Z3", "\tVMOVUPS (DX), Z4",
+			"\tVADDPS Z1, Z4, Z5", "\tVMULPS Z0, Z5, Z5", // 0.5 (1 + th)
+			"\tVMULPS Z0, Z3, Z6", "\tVMULPS Z4, Z4, Z7", "\tVSUBPS Z7, Z1, Z7", "\tVMULPS Z7, Z6, Z6", // 0.5 u (1 - th th)
+			"\tVMULPS Z8, Z6, Z6", "\tVMULPS Z10, Z3, Z9", "\tVMULPS Z3, Z9, Z9", "\tVADDPS Z1, Z9, Z9", "\tVMULPS Z9, Z6, Z6",
+			"\tVADDPS Z6, Z5, Z5", "\tVMULPS (SI), Z5, Z5", "\tVMOVUPS Z5, (SI)", "\tADDQ $64, DI", "\tADDQ $64, DX"})
+	rowEnd()
 	// xr[j] = r * (xr[j] - nr[j] * dot), and + res[j] in the second form
 	// (RMSNorm's input gradient, with the residual's).
 	for _, res := range []bool{false, true} {

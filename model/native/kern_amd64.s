@@ -1955,6 +1955,46 @@ rotPairsAVX512_done:
 	VZEROUPPER
 	RET
 
+// func geluGradMulAVX512(du *float32, u *float32, th *float32, n int, consts *[4]float32)
+TEXT ·geluGradMulAVX512(SB), NOSPLIT, $0-40
+	MOVQ du+0(FP), SI
+	MOVQ n+24(FP), CX
+	MOVQ u+8(FP), DI
+	MOVQ th+16(FP), DX
+	MOVQ consts+32(FP), AX
+	VBROADCASTSS (AX), Z0
+	VBROADCASTSS 4(AX), Z1
+	VBROADCASTSS 8(AX), Z8
+	VBROADCASTSS 12(AX), Z10
+	SHRQ $4, CX
+	TESTQ CX, CX
+	JZ geluGradMulAVX512_done
+geluGradMulAVX512_loop:
+	VMOVUPS (DI), Z3
+	VMOVUPS (DX), Z4
+	VADDPS Z1, Z4, Z5
+	VMULPS Z0, Z5, Z5
+	VMULPS Z0, Z3, Z6
+	VMULPS Z4, Z4, Z7
+	VSUBPS Z7, Z1, Z7
+	VMULPS Z7, Z6, Z6
+	VMULPS Z8, Z6, Z6
+	VMULPS Z10, Z3, Z9
+	VMULPS Z3, Z9, Z9
+	VADDPS Z1, Z9, Z9
+	VMULPS Z9, Z6, Z6
+	VADDPS Z6, Z5, Z5
+	VMULPS (SI), Z5, Z5
+	VMOVUPS Z5, (SI)
+	ADDQ $64, DI
+	ADDQ $64, DX
+	ADDQ $64, SI
+	DECQ CX
+	JNZ geluGradMulAVX512_loop
+geluGradMulAVX512_done:
+	VZEROUPPER
+	RET
+
 // func normGradAVX512(xr *float32, nr *float32, n int, inv float32, dot float32)
 TEXT ·normGradAVX512(SB), NOSPLIT, $0-32
 	MOVQ xr+0(FP), SI

@@ -382,3 +382,16 @@ func rotPairsAsm(u, cos, sin []float32, sign float32) {
 	}
 	rotPairsAVX512(&u[0], &cos[0], &sin[0], len(u), &signs)
 }
+
+//go:noescape
+func geluGradMulAVX512(du *float32, u *float32, th *float32, n int, consts *[4]float32)
+
+// geluGradMulConsts: 0.5, 1, k and 3 * 0.044715 as the portable loop's
+// float32 constants.
+var geluGradMulConsts = [4]float32{0.5, 1, geluK, 3 * 0.044715}
+
+// geluGradMulAsm is GELUGradMul on len(du), a nonzero multiple of 16.
+func geluGradMulAsm(du, u, th []float32) {
+	_, _ = u[len(du)-1], th[len(du)-1]
+	geluGradMulAVX512(&du[0], &u[0], &th[0], len(du), &geluGradMulConsts)
+}

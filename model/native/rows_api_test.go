@@ -164,3 +164,42 @@ func TestRotatePairs(t *testing.T) {
 		}
 	}
 }
+
+// TestGELUGradMul checks GELUGradMul against the float64 derivative of the
+// tanh GELU (from the same float32 tanh) and the vector kernel against the
+// portable loop bit for bit, on lengths around the 16-lane groups.
+func TestGELUGradMul(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 10))
+	const k, c = 0.7978845608028654, 3 * 0.044715
+	for _, n := range []int{0, 1, 15, 16, 17, 48, 130, 1751} {
+		u, th, du := make([]float32, n), make([]float32, n), make([]float32, n)
+		for j := range u {
+			x := float64(j)*24/float64(max(n, 1)) - 12 // -12..12, through the tails
+			if j%5 == 1 {
+				x = r.NormFloat64()
+			}
+			u[j] = float32(x)
+			v := float64(u[j])
+			th[j] = float32(math.Tanh(k * (v + 0.044715*v*v*v)))
+			du[j] = float32(r.NormFloat64())
+		}
+		var got [2][]float32
+		for i, v := range []bool{false, true} {
+			was := SetVectorKernels(v)
+			got[i] = append([]float32(nil), du...)
+			GELUGradMul(got[i], u, th)
+			SetVectorKernels(was)
+		}
+		for j := range u {
+			x, tt, d := float64(u[j]), float64(th[j]), float64(du[j])
+			want := d * (0.5*(1+tt) + 0.5*x*(1-tt*tt)*k*(1+c*x*x))
+			mag := math.Abs(d) * (0.5*math.Abs(1+tt) + 0.5*math.Abs(x)*(1+tt*tt)*k*(1+c*x*x))
+			if g := float64(got[0][j]); math.Abs(g-want) > 6e-7*mag {
+				t.Errorf("n=%d: portable [%d] (u=%v) = %v, float64 %v", n, j, u[j], g, want)
+			}
+			if math.Float32bits(got[1][j]) != math.Float32bits(got[0][j]) {
+				t.Errorf("n=%d: vector [%d] (u=%v) = %v, portable %v", n, j, u[j], got[1][j], got[0][j])
+			}
+		}
+	}
+}

@@ -54,3 +54,18 @@ func GELUTanh(u, bias, th, g []float32) {
 		g[j] = 0.5 * x * (1 + t)
 	}
 }
+
+// GELUGradMul sets du[j] *= GELU'(u[j]) from th[j], GELUTanh's tanh:
+// 0.5 (1 + th) + 0.5 u (1 - th^2) k (1 + 3 * 0.044715 u^2), each product
+// in this order in float32 (the vector kernel bit for bit).
+func GELUGradMul(du, u, th []float32) {
+	u, th = u[:len(du)], th[:len(du)]
+	if n := len(du) &^ 15; haveAsm && n > 0 {
+		geluGradMulAsm(du[:n], u[:n], th[:n])
+		du, u, th = du[n:], u[n:], th[n:]
+	}
+	for j, x := range u {
+		t := th[j]
+		du[j] *= 0.5*(1+t) + 0.5*x*(1-t*t)*geluK*(1+3*0.044715*x*x)
+	}
+}

@@ -34,12 +34,7 @@ func (t *Trainer) backward(params [][]float32, f *tape) [][]float32 {
 		native.MatMul(bg("w2"), lt.gel, dx, F, N, D, true, false, false, t.workers)
 		du := t.ar.raw(N * F)
 		native.MatMul(du, dx, t.param(params, blockName(l, "w2")), N, D, F, false, true, false, t.workers)
-		gelu := t.pc.geluGrad
-		t.forRows(N, func(i0, i1 int) {
-			for e := i0 * F; e < i1*F; e++ {
-				du[e] *= gelu(lt.u[e], lt.th[e])
-			}
-		})
+		t.forRows(N, func(i0, i1 int) { t.pc.geluGrad(du[i0*F:i1*F], lt.u[i0*F:i1*F], lt.th[i0*F:i1*F]) })
 		t.columnSums(bg("b1"), du, N, F)
 		native.MatMul(bg("w1"), lt.a2, du, D, N, F, true, false, false, t.workers)
 		da2 := t.ar.raw(N * D)
@@ -98,9 +93,7 @@ func (t *Trainer) columnSums(dst, x []float32, N, n int) {
 	t.forCols(n, func(j0, j1 int) {
 		d := dst[j0:j1]
 		for i := 0; i < N; i++ {
-			for j, v := range x[i*n+j0 : i*n+j1] {
-				d[j] += v
-			}
+			native.Add(d, x[i*n+j0:i*n+j1])
 		}
 	})
 }
@@ -115,10 +108,7 @@ func (t *Trainer) embeddingGradient(de, dx []float32, tokens []int32) {
 			if int(x) < v0 || int(x) >= v1 {
 				continue
 			}
-			row := de[int(x)*D : (int(x)+1)*D]
-			for j, v := range dx[i*D : (i+1)*D] {
-				row[j] += v
-			}
+			native.Add(de[int(x)*D:(int(x)+1)*D], dx[i*D:(i+1)*D])
 		}
 	})
 }

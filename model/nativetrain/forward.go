@@ -251,10 +251,3 @@ func rowDots(x, y []float32, D int, out []float32) {
 		out[r] = s
 	}
 }
-
-const geluK = 0.7978845608028654 // sqrt(2/pi)
-
-// geluGrad is d GELU / du from u and the saved tanh.
-func geluGrad(u, th float32) float32 {
-	return 0.5*(1+th) + 0.5*u*(1-th*th)*geluK*(1+3*0.044715*u*u)
-}

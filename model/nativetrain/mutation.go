@@ -11,7 +11,7 @@ import "routebench/model/native"
 // pieces are the parts of the backward pass that the mutation checks
 // replace, each with its correct implementation in correctPieces.
 type pieces struct {
-	geluGrad  func(u, th float32) float32                                                                              // gelu
+	geluGrad  func(du, u, th []float32)                                                                                // gelu: du *= GELU'(u)
 	probDot   func(dO, o []float32) float32                                                                            // softmax: sum_j P_ij dP_ij = dO_i . O_i
 	unrotate  func(x, cos, sin []float32)                                                                              // rotation, rotation-sign: R(psi)^T x
 	normDot   func(xr, da, gain, n []float32, D int, dot []float32)                                                    // rmsnorm: xr = da * gain; dot = xr . n per row
@@ -26,7 +26,7 @@ type pieces struct {
 }
 
 var correctPieces = pieces{
-	geluGrad:  geluGrad,
+	geluGrad:  native.GELUGradMul,
 	probDot:   dot32,
 	unrotate:  func(x, cos, sin []float32) { native.RotatePairs(x, cos, sin, -1) },
 	normDot:   normDot,
@@ -42,7 +42,13 @@ var correctPieces = pieces{
 
 // brokenPieces are the wrong versions, by mutation name.
 var brokenPieces = map[string]func(p *pieces){
-	"gelu":    func(p *pieces) { p.geluGrad = func(u, th float32) float32 { return 0.5 * (1 + th) } },
+	"gelu": func(p *pieces) {
+		p.geluGrad = func(du, _, th []float32) { // the u (1 - th^2) term dropped
+			for j, t := range th {
+				du[j] *= 0.5 * (1 + t)
+			}
+		}
+	},
 	"softmax": func(p *pieces) { p.probDot = func(dO, o []float32) float32 { return 0 } },
 	// un-rotate with cos for sin, or rotate further instead of back (the
 	// second is invisible at zero angles: sin 0 = 0).
