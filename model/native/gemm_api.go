@@ -283,6 +283,11 @@ func transposeBand(dst []float32, ldd int, x []float32, ldx, rows, cols, b int) 
 	r0, r1 := b*64, min(rows, (b+1)*64)
 	full := r0 + (r1-r0)&^7
 	j := 0
+	if nblk := (full - r0) / 8; haveAsm && nblk > 0 {
+		for ; j+8 <= cols; j += 8 {
+			transpose8Asm(dst[j*ldd+r0:], ldd, x[r0*ldx+j:], ldx, nblk)
+		}
+	}
 	for ; j+8 <= cols; j += 8 {
 		for i := r0; i < full; i += 8 {
 			var blk [8][8]float32

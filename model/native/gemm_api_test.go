@@ -143,23 +143,28 @@ func TestMatMulWorkerIndependent(t *testing.T) {
 	}
 }
 
+// TestTranspose: both kernel sets (the AVX 8 x 8 blocks and the portable
+// loop), full blocks and ragged edges, dense and strided destinations
+// (a packed panel's 64-float rows).
 func TestTranspose(t *testing.T) {
-	r := rand.New(rand.NewPCG(11, 12))
-	for _, sz := range [][2]int{{1, 1}, {7, 9}, {8, 8}, {65, 130}, {300, 17}} {
-		rows, cols := sz[0], sz[1]
-		x := randSlice(r, rows*cols, 1)
-		for _, w := range []int{1, 3} {
-			dst := make([]float32, rows*cols)
-			transposeInto(dst, rows, x, cols, rows, cols, w)
-			for i := range rows {
-				for j := range cols {
-					if dst[j*rows+i] != x[i*cols+j] {
-						t.Fatalf("%dx%d workers=%d: [%d][%d] wrong", rows, cols, w, i, j)
+	forEachKernelSet(t, func(t *testing.T) {
+		r := rand.New(rand.NewPCG(11, 12))
+		for _, sz := range [][3]int{{1, 1, 1}, {7, 9, 7}, {8, 8, 8}, {16, 64, 16}, {64, 24, 70}, {65, 130, 65}, {300, 17, 300}, {40, 32, 64}} {
+			rows, cols, ldd := sz[0], sz[1], sz[2]
+			x := randSlice(r, rows*cols, 1)
+			for _, w := range []int{1, 3} {
+				dst := make([]float32, cols*ldd)
+				transposeInto(dst, ldd, x, cols, rows, cols, w)
+				for i := range rows {
+					for j := range cols {
+						if dst[j*ldd+i] != x[i*cols+j] {
+							t.Fatalf("%dx%d (ldd %d) workers=%d: [%d][%d] wrong", rows, cols, ldd, w, i, j)
+						}
 					}
 				}
 			}
 		}
-	}
+	})
 }
 
 // TestExpShiftAPI: any length (the vector part and the scalar tail), each

@@ -43,6 +43,7 @@ func main() {
 	softmaxRows(false)
 	softmaxRows(true)
 	rowKernels()
+	transpose8()
 	if err := os.WriteFile("kern_amd64.s", []byte(b.String()), 0o644); err != nil {
 		fmt.Fprintln(os.Stderr, "gen_kern_amd64:", err)
 		os.Exit(1)
@@ -661,4 +662,67 @@ func rowEnd() {
 	w("\tVZEROUPPER")
 	w("\tRET")
 	w("")
+}
+
+// transpose8 emits transpose8AVX: an 8-column strip of src (row stride lds
+// floats), nblk 8 x 8 blocks down its rows [8b, 8b+8), written transposed
+// to dst's 8 rows (stride ldd), columns [8b, 8b+8): the destination rows
+// fill in order (a strip across src's row instead wrote 32 bytes to each of
+// many rows at once, 8 KiB apart on the trainer's shapes, all in one L1
+// set, and ran slower than the Go loop). The standard AVX sequence: unpack
+// pairs of rows, shuffle quads, swap 128-bit halves.
+func transpose8() {
+	w("// func transpose8AVX(dst *float32, ldd int, src *float32, lds int, nblk int)")
+	w("TEXT ·transpose8AVX(SB), NOSPLIT, $0-40")
+	w("\tMOVQ dst+0(FP), DI")
+	w("\tMOVQ ldd+8(FP), R9")
+	w("\tMOVQ src+16(FP), SI")
+	w("\tMOVQ lds+24(FP), R8")
+	w("\tMOVQ nblk+32(FP), CX")
+	w("\tSHLQ $2, R8")
+	w("\tSHLQ $2, R9")
+	w("\tLEAQ (R8)(R8*2), R11         // 3 source rows")
+	w("\tLEAQ (R9)(R9*2), R12         // 3 destination rows")
+	w("\tLEAQ (SI)(R8*4), R10         // source row 4")
+	w("\tLEAQ (DI)(R9*4), R13         // destination row 4")
+	w("\tMOVQ R8, AX")
+	w("\tSHLQ $3, AX                  // 8 source rows")
+	w("\tTESTQ CX, CX")
+	w("\tJZ transpose8_done")
+	w("transpose8_loop:")
+	rows := []string{"(SI)", "(SI)(R8*1)", "(SI)(R8*2)", "(SI)(R11*1)", "(R10)", "(R10)(R8*1)", "(R10)(R8*2)", "(R10)(R11*1)"}
+	for r, a := range rows {
+		w("\tVMOVUPS %s, Y%d", a, r)
+	}
+	// t_{2i}, t_{2i+1} = unpack lo/hi of rows 2i, 2i+1 (t7 into Y0).
+	for i, d := range [][2]int{{8, 9}, {10, 11}, {12, 13}, {14, 0}} {
+		w("\tVUNPCKLPS Y%d, Y%d, Y%d", 2*i+1, 2*i, d[0])
+		w("\tVUNPCKHPS Y%d, Y%d, Y%d", 2*i+1, 2*i, d[1])
+	}
+	// u0..u7: columns 0-3 of rows 0-3 (u0..u3) and of rows 4-7 (u4..u7)
+	// in the low halves, columns 4-7 in the high halves.
+	for _, sh := range [][4]int{{8, 10, 1, 2}, {9, 11, 3, 4}, {12, 14, 5, 6}, {13, 0, 7, 8}} {
+		w("\tVSHUFPS $0x44, Y%d, Y%d, Y%d", sh[1], sh[0], sh[2])
+		w("\tVSHUFPS $0xee, Y%d, Y%d, Y%d", sh[1], sh[0], sh[3])
+	}
+	outs := []int{9, 10, 11, 12, 13, 14, 0, 1}
+	for c := 0; c < 8; c++ {
+		imm := "0x20"
+		if c >= 4 {
+			imm = "0x31"
+		}
+		w("\tVPERM2F128 $%s, Y%d, Y%d, Y%d", imm, 5+c%4, 1+c%4, outs[c])
+	}
+	drows := []string{"(DI)", "(DI)(R9*1)", "(DI)(R9*2)", "(DI)(R12*1)", "(R13)", "(R13)(R9*1)", "(R13)(R9*2)", "(R13)(R12*1)"}
+	for c, a := range drows {
+		w("\tVMOVUPS Y%d, %s", outs[c], a)
+	}
+	w("\tADDQ AX, SI")
+	w("\tADDQ AX, R10")
+	w("\tADDQ $32, DI")
+	w("\tADDQ $32, R13")
+	w("\tDECQ CX")
+	w("\tJNZ transpose8_loop")
+	w("transpose8_done:")
+	rowEnd()
 }

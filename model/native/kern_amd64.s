@@ -2048,3 +2048,71 @@ normGradResAVX512_done:
 	VZEROUPPER
 	RET
 
+// func transpose8AVX(dst *float32, ldd int, src *float32, lds int, nblk int)
+TEXT ·transpose8AVX(SB), NOSPLIT, $0-40
+	MOVQ dst+0(FP), DI
+	MOVQ ldd+8(FP), R9
+	MOVQ src+16(FP), SI
+	MOVQ lds+24(FP), R8
+	MOVQ nblk+32(FP), CX
+	SHLQ $2, R8
+	SHLQ $2, R9
+	LEAQ (R8)(R8*2), R11         // 3 source rows
+	LEAQ (R9)(R9*2), R12         // 3 destination rows
+	LEAQ (SI)(R8*4), R10         // source row 4
+	LEAQ (DI)(R9*4), R13         // destination row 4
+	MOVQ R8, AX
+	SHLQ $3, AX                  // 8 source rows
+	TESTQ CX, CX
+	JZ transpose8_done
+transpose8_loop:
+	VMOVUPS (SI), Y0
+	VMOVUPS (SI)(R8*1), Y1
+	VMOVUPS (SI)(R8*2), Y2
+	VMOVUPS (SI)(R11*1), Y3
+	VMOVUPS (R10), Y4
+	VMOVUPS (R10)(R8*1), Y5
+	VMOVUPS (R10)(R8*2), Y6
+	VMOVUPS (R10)(R11*1), Y7
+	VUNPCKLPS Y1, Y0, Y8
+	VUNPCKHPS Y1, Y0, Y9
+	VUNPCKLPS Y3, Y2, Y10
+	VUNPCKHPS Y3, Y2, Y11
+	VUNPCKLPS Y5, Y4, Y12
+	VUNPCKHPS Y5, Y4, Y13
+	VUNPCKLPS Y7, Y6, Y14
+	VUNPCKHPS Y7, Y6, Y0
+	VSHUFPS $0x44, Y10, Y8, Y1
+	VSHUFPS $0xee, Y10, Y8, Y2
+	VSHUFPS $0x44, Y11, Y9, Y3
+	VSHUFPS $0xee, Y11, Y9, Y4
+	VSHUFPS $0x44, Y14, Y12, Y5
+	VSHUFPS $0xee, Y14, Y12, Y6
+	VSHUFPS $0x44, Y0, Y13, Y7
+	VSHUFPS $0xee, Y0, Y13, Y8
+	VPERM2F128 $0x20, Y5, Y1, Y9
+	VPERM2F128 $0x20, Y6, Y2, Y10
+	VPERM2F128 $0x20, Y7, Y3, Y11
+	VPERM2F128 $0x20, Y8, Y4, Y12
+	VPERM2F128 $0x31, Y5, Y1, Y13
+	VPERM2F128 $0x31, Y6, Y2, Y14
+	VPERM2F128 $0x31, Y7, Y3, Y0
+	VPERM2F128 $0x31, Y8, Y4, Y1
+	VMOVUPS Y9, (DI)
+	VMOVUPS Y10, (DI)(R9*1)
+	VMOVUPS Y11, (DI)(R9*2)
+	VMOVUPS Y12, (DI)(R12*1)
+	VMOVUPS Y13, (R13)
+	VMOVUPS Y14, (R13)(R9*1)
+	VMOVUPS Y0, (R13)(R9*2)
+	VMOVUPS Y1, (R13)(R12*1)
+	ADDQ AX, SI
+	ADDQ AX, R10
+	ADDQ $32, DI
+	ADDQ $32, R13
+	DECQ CX
+	JNZ transpose8_loop
+transpose8_done:
+	VZEROUPPER
+	RET
+

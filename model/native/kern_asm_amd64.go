@@ -395,3 +395,13 @@ func geluGradMulAsm(du, u, th []float32) {
 	_, _ = u[len(du)-1], th[len(du)-1]
 	geluGradMulAVX512(&du[0], &u[0], &th[0], len(du), &geluGradMulConsts)
 }
+
+//go:noescape
+func transpose8AVX(dst *float32, ldd int, src *float32, lds int, nblk int)
+
+// transpose8Asm transposes src's columns [0, 8), rows [0, 8 nblk) (stride
+// lds) into dst's rows [0, 8), columns [0, 8 nblk) (stride ldd).
+func transpose8Asm(dst []float32, ldd int, src []float32, lds, nblk int) {
+	_, _ = src[(8*nblk-1)*lds+7], dst[7*ldd+8*nblk-1]
+	transpose8AVX(&dst[0], ldd, &src[0], lds, nblk)
+}
