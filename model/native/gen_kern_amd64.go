@@ -617,6 +617,26 @@ func rowKernels() {
 			"\tVMULPS Z8, Z6, Z6", "\tVMULPS Z10, Z3, Z9", "\tVMULPS Z3, Z9, Z9", "\tVADDPS Z1, Z9, Z9", "\tVMULPS Z9, Z6, Z6",
 			"\tVADDPS Z6, Z5, Z5", "\tVMULPS (SI), Z5, Z5", "\tVMOVUPS Z5, (SI)", "\tADDQ $64, DI", "\tADDQ $64, DX"})
 	rowEnd()
+	// dst[j] = -|y[j]| (the sign bit set).
+	rowLoop("negAbsAVX512", "dst *float32, y *float32, n int", "dst", "n+16", 24,
+		[]string{"\tMOVQ y+8(FP), DI", "\tMOVL $0x80000000, AX", "\tVPBROADCASTD AX, Z1"},
+		[]string{"\tVPORD (DI), Z1, Z2", "\tVMOVUPS Z2, (SI)", "\tADDQ $64, DI"})
+	rowEnd()
+	// From e = sg[j] = exp(-|y|): s = 1/(1+e), times e where y < 0 (merge
+	// masking); sg[j] = s, w[j] = y s.
+	rowLoop("siluFinishAVX512", "sg *float32, w *float32, y *float32, n int", "sg", "n+24", 32,
+		[]string{"\tMOVQ w+8(FP), DX", "\tMOVQ y+16(FP), DI", "\tMOVL $0x3f800000, AX", "\tVPBROADCASTD AX, Z1",
+			"\tVPXORD Z5, Z5, Z5"},
+		[]string{"\tVMOVUPS (DI), Z2", "\tVMOVUPS (SI), Z3", "\tVADDPS Z1, Z3, Z4", "\tVDIVPS Z4, Z1, Z4",
+			"\tVCMPPS $1, Z5, Z2, K1", "\tVMULPS Z3, Z4, K1, Z4", "\tVMOVUPS Z4, (SI)", "\tVMULPS Z4, Z2, Z4",
+			"\tVMOVUPS Z4, (DX)", "\tADDQ $64, DX", "\tADDQ $64, DI"})
+	rowEnd()
+	// dy[j] *= sg (1 + y (1 - sg)) (SiLU's derivative).
+	rowLoop("siluGradMulAVX512", "dy *float32, y *float32, sg *float32, n int", "dy", "n+24", 32,
+		[]string{"\tMOVQ y+8(FP), DI", "\tMOVQ sg+16(FP), DX", "\tMOVL $0x3f800000, AX", "\tVPBROADCASTD AX, Z1"},
+		[]string{"\tVMOVUPS (DX), Z3", "\tVSUBPS Z3, Z1, Z4", "\tVMULPS (DI), Z4, Z4", "\tVADDPS Z1, Z4, Z4",
+			"\tVMULPS Z4, Z3, Z4", "\tVMULPS (SI), Z4, Z4", "\tVMOVUPS Z4, (SI)", "\tADDQ $64, DI", "\tADDQ $64, DX"})
+	rowEnd()
 	// xr[j] = r * (xr[j] - nr[j] * dot), and + res[j] in the second form
 	// (RMSNorm's input gradient, with the residual's).
 	for _, res := range []bool{false, true} {

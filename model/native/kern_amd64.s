@@ -1995,6 +1995,86 @@ geluGradMulAVX512_done:
 	VZEROUPPER
 	RET
 
+// func negAbsAVX512(dst *float32, y *float32, n int)
+TEXT ·negAbsAVX512(SB), NOSPLIT, $0-24
+	MOVQ dst+0(FP), SI
+	MOVQ n+16(FP), CX
+	MOVQ y+8(FP), DI
+	MOVL $0x80000000, AX
+	VPBROADCASTD AX, Z1
+	SHRQ $4, CX
+	TESTQ CX, CX
+	JZ negAbsAVX512_done
+negAbsAVX512_loop:
+	VPORD (DI), Z1, Z2
+	VMOVUPS Z2, (SI)
+	ADDQ $64, DI
+	ADDQ $64, SI
+	DECQ CX
+	JNZ negAbsAVX512_loop
+negAbsAVX512_done:
+	VZEROUPPER
+	RET
+
+// func siluFinishAVX512(sg *float32, w *float32, y *float32, n int)
+TEXT ·siluFinishAVX512(SB), NOSPLIT, $0-32
+	MOVQ sg+0(FP), SI
+	MOVQ n+24(FP), CX
+	MOVQ w+8(FP), DX
+	MOVQ y+16(FP), DI
+	MOVL $0x3f800000, AX
+	VPBROADCASTD AX, Z1
+	VPXORD Z5, Z5, Z5
+	SHRQ $4, CX
+	TESTQ CX, CX
+	JZ siluFinishAVX512_done
+siluFinishAVX512_loop:
+	VMOVUPS (DI), Z2
+	VMOVUPS (SI), Z3
+	VADDPS Z1, Z3, Z4
+	VDIVPS Z4, Z1, Z4
+	VCMPPS $1, Z5, Z2, K1
+	VMULPS Z3, Z4, K1, Z4
+	VMOVUPS Z4, (SI)
+	VMULPS Z4, Z2, Z4
+	VMOVUPS Z4, (DX)
+	ADDQ $64, DX
+	ADDQ $64, DI
+	ADDQ $64, SI
+	DECQ CX
+	JNZ siluFinishAVX512_loop
+siluFinishAVX512_done:
+	VZEROUPPER
+	RET
+
+// func siluGradMulAVX512(dy *float32, y *float32, sg *float32, n int)
+TEXT ·siluGradMulAVX512(SB), NOSPLIT, $0-32
+	MOVQ dy+0(FP), SI
+	MOVQ n+24(FP), CX
+	MOVQ y+8(FP), DI
+	MOVQ sg+16(FP), DX
+	MOVL $0x3f800000, AX
+	VPBROADCASTD AX, Z1
+	SHRQ $4, CX
+	TESTQ CX, CX
+	JZ siluGradMulAVX512_done
+siluGradMulAVX512_loop:
+	VMOVUPS (DX), Z3
+	VSUBPS Z3, Z1, Z4
+	VMULPS (DI), Z4, Z4
+	VADDPS Z1, Z4, Z4
+	VMULPS Z4, Z3, Z4
+	VMULPS (SI), Z4, Z4
+	VMOVUPS Z4, (SI)
+	ADDQ $64, DI
+	ADDQ $64, DX
+	ADDQ $64, SI
+	DECQ CX
+	JNZ siluGradMulAVX512_loop
+siluGradMulAVX512_done:
+	VZEROUPPER
+	RET
+
 // func normGradAVX512(xr *float32, nr *float32, n int, inv float32, dot float32)
 TEXT ·normGradAVX512(SB), NOSPLIT, $0-32
 	MOVQ xr+0(FP), SI

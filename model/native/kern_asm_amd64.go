@@ -405,3 +405,28 @@ func transpose8Asm(dst []float32, ldd int, src []float32, lds, nblk int) {
 	_, _ = src[(8*nblk-1)*lds+7], dst[7*ldd+8*nblk-1]
 	transpose8AVX(&dst[0], ldd, &src[0], lds, nblk)
 }
+
+//go:noescape
+func negAbsAVX512(dst *float32, y *float32, n int)
+
+//go:noescape
+func siluFinishAVX512(sg *float32, w *float32, y *float32, n int)
+
+// SiLU's first and last passes on len(y), a nonzero multiple of 16.
+func negAbsAsm(dst, y []float32) {
+	_ = dst[len(y)-1]
+	negAbsAVX512(&dst[0], &y[0], len(y))
+}
+func siluFinishAsm(w, sg, y []float32) {
+	_, _ = w[len(y)-1], sg[len(y)-1]
+	siluFinishAVX512(&sg[0], &w[0], &y[0], len(y))
+}
+
+//go:noescape
+func siluGradMulAVX512(dy *float32, y *float32, sg *float32, n int)
+
+// siluGradMulAsm is SiLUGradMul on len(dy), a nonzero multiple of 16.
+func siluGradMulAsm(dy, y, sg []float32) {
+	_, _ = y[len(dy)-1], sg[len(dy)-1]
+	siluGradMulAVX512(&dy[0], &y[0], &sg[0], len(dy))
+}

@@ -43,3 +43,6 @@ func geluGradMulAsm(du, u, th []float32)                { panic("native: no asse
 func transpose8Asm(dst []float32, ldd int, src []float32, lds, nblk int) {
 	panic("native: no assembly kernels")
 }
+func negAbsAsm(dst, y []float32)         { panic("native: no assembly kernels") }
+func siluFinishAsm(w, sg, y []float32)   { panic("native: no assembly kernels") }
+func siluGradMulAsm(dy, y, sg []float32) { panic("native: no assembly kernels") }

@@ -203,3 +203,73 @@ func TestGELUGradMul(t *testing.T) {
 		}
 	}
 }
+
+// TestSiLU checks SiLU against float64 on both kernel sets and, on each,
+// bit for bit against its scalar definition from that set's ExpShift (the
+// trainer's PaTH directions were computed so before it was vectorised).
+func TestSiLU(t *testing.T) {
+	r := rand.New(rand.NewPCG(13, 14))
+	forEachKernelSet(t, func(t *testing.T) {
+		for _, n := range []int{0, 1, 15, 16, 17, 48, 130} {
+			y := make([]float32, n)
+			for j := range y {
+				y[j] = float32(r.NormFloat64() * 4)
+				if j%11 == 3 {
+					y[j] = float32(math.Copysign(0, -1))
+				}
+			}
+			w, sg := make([]float32, n), make([]float32, n)
+			SiLU(w, sg, y)
+			e := make([]float32, n)
+			for j, v := range y {
+				e[j] = -float32(math.Abs(float64(v)))
+			}
+			ExpShift(e, 0)
+			for j, v := range y {
+				s := 1 / (1 + e[j])
+				if v < 0 {
+					s *= e[j]
+				}
+				if math.Float32bits(sg[j]) != math.Float32bits(s) || math.Float32bits(w[j]) != math.Float32bits(v*s) {
+					t.Errorf("n=%d [%d] y=%v: sg, w = %v, %v; scalar %v, %v", n, j, v, sg[j], w[j], s, v*s)
+				}
+				want := 1 / (1 + math.Exp(-float64(v)))
+				if math.Abs(float64(sg[j])-want) > 1e-6*want {
+					t.Errorf("n=%d [%d] y=%v: sigmoid %v, float64 %v", n, j, v, sg[j], want)
+				}
+			}
+		}
+	})
+}
+
+// TestSiLUGradMul checks SiLUGradMul against float64 and the vector kernel
+// against the portable loop bit for bit.
+func TestSiLUGradMul(t *testing.T) {
+	r := rand.New(rand.NewPCG(15, 16))
+	for _, n := range []int{0, 1, 15, 16, 17, 48, 130} {
+		y, sg, dy := make([]float32, n), make([]float32, n), make([]float32, n)
+		for j := range y {
+			y[j] = float32(r.NormFloat64() * 4)
+			sg[j] = float32(1 / (1 + math.Exp(-float64(y[j]))))
+			dy[j] = float32(r.NormFloat64())
+		}
+		var got [2][]float32
+		for i, v := range []bool{false, true} {
+			was := SetVectorKernels(v)
+			got[i] = append([]float32(nil), dy...)
+			SiLUGradMul(got[i], y, sg)
+			SetVectorKernels(was)
+		}
+		for j := range y {
+			s, x, d := float64(sg[j]), float64(y[j]), float64(dy[j])
+			want := d * s * (1 + x*(1-s))
+			mag := math.Abs(d) * s * (1 + math.Abs(x)*(1+s))
+			if g := float64(got[0][j]); math.Abs(g-want) > 4e-7*mag {
+				t.Errorf("n=%d [%d]: portable %v, float64 %v", n, j, g, want)
+			}
+			if math.Float32bits(got[1][j]) != math.Float32bits(got[0][j]) {
+				t.Errorf("n=%d [%d]: vector %v, portable %v", n, j, got[1][j], got[0][j])
+			}
+		}
+	}
+}

@@ -52,25 +52,9 @@ func (t *Trainer) pathSteps(params [][]float32, l int, lt *layerTape, rows int) 
 			clear(yc)
 			for k := 0; k < K && k <= i%T; k++ { // z before the window counts as 0
 				tap, z := conv[k*D:(k+1)*D], pt.z[(i-k)*D:(i-k+1)*D]
-				for j := range yc {
-					yc[j] += tap[j] * z[j]
-				}
+				native.AddMul(yc, tap, z)
 			}
-			// SiLU, its sigmoid from e = exp(-|y|) on the vector exp (never
-			// overflows): 1/(1+e) for y >= 0, e/(1+e) below.
-			for j, y := range yc {
-				sg[j] = -float32(math.Abs(float64(y)))
-			}
-			native.ExpShift(sg, 0)
-			for j, y := range yc {
-				e := sg[j]
-				s := 1 / (1 + e)
-				if y < 0 {
-					s *= e
-				}
-				sg[j] = s
-				w[j] = y * s
-			}
+			native.SiLU(w, sg, yc)
 			for h := 0; h < H; h++ {
 				wh := w[h*d : (h+1)*d]
 				var ss float32
@@ -79,9 +63,7 @@ func (t *Trainer) pathSteps(params [][]float32, l int, lt *layerTape, rows int) 
 				}
 				r := float32(1 / math.Sqrt(float64(ss)+modelspec.PathNormEps))
 				pt.inv[i*H+h] = r
-				for j := range wh {
-					wh[j] *= r
-				}
+				native.Scale(wh, r)
 			}
 		}
 	})
@@ -143,23 +125,19 @@ func (t *Trainer) pathStepsBackward(params, grads [][]float32, l int, lt *layerT
 	// through SiLU: d(y sigmoid(y)) / dy = sg (1 + y (1 - sg)).
 	dyc := t.ar.raw(N * D)
 	t.forRows(N, func(i0, i1 int) {
+		var dots [4]float32
 		for i := i0; i < i1; i++ {
-			for h := 0; h < H; h++ {
-				o := i*D + h*d
-				w, dwh, dy := pt.w[o:o+d], dw[o:o+d], dyc[o:o+d]
-				var dot float32
-				for j := range w {
-					dot += w[j] * dwh[j]
-				}
-				r := pt.inv[i*H+h]
-				for j := range w {
-					dy[j] = (dwh[j] - w[j]*dot) * r
+			copy(dyc[i*D:(i+1)*D], dw[i*D:(i+1)*D])
+			for h0 := 0; h0 < H; h0 += 4 { // the heads' w . dw side by side
+				m := min(4, H-h0)
+				o := i*D + h0*d
+				rowDots(pt.w[o:o+m*d], dw[o:o+m*d], d, dots[:m])
+				for h := h0; h < h0+m; h++ {
+					o := i*D + h*d
+					native.NormGrad(dyc[o:o+d], pt.w[o:o+d], nil, pt.inv[i*H+h], dots[h-h0])
 				}
 			}
-			yc, sg, dy := pt.yc[i*D:(i+1)*D], pt.sg[i*D:(i+1)*D], dyc[i*D:(i+1)*D]
-			for j := range dy {
-				dy[j] *= sg[j] * (1 + yc[j]*(1-sg[j]))
-			}
+			native.SiLUGradMul(dyc[i*D:(i+1)*D], pt.yc[i*D:(i+1)*D], pt.sg[i*D:(i+1)*D])
 		}
 	})
 	// The convolution: dconv[k] = sum_t dyc_t z_{t-k} (columns in position
@@ -168,10 +146,7 @@ func (t *Trainer) pathStepsBackward(params, grads [][]float32, l int, lt *layerT
 	t.forCols(D, func(j0, j1 int) {
 		for i := 0; i < N; i++ {
 			for k := 0; k < K && k <= i%T; k++ {
-				dc, dy, z := dconv[k*D+j0:k*D+j1], dyc[i*D+j0:i*D+j1], pt.z[(i-k)*D+j0:(i-k)*D+j1]
-				for j := range dc {
-					dc[j] += dy[j] * z[j]
-				}
+				native.AddMul(dconv[k*D+j0:k*D+j1], dyc[i*D+j0:i*D+j1], pt.z[(i-k)*D+j0:(i-k)*D+j1])
 			}
 		}
 	})
@@ -222,10 +197,7 @@ func (t *Trainer) convTapsBackward(dz, dyc, conv []float32, N int) {
 			dzr := dz[i*D : (i+1)*D]
 			clear(dzr)
 			for k := 0; k < K && i%T+k < T; k++ {
-				tap, dy := conv[k*D:(k+1)*D], dyc[(i+k)*D:(i+k+1)*D]
-				for j := range dzr {
-					dzr[j] += tap[j] * dy[j]
-				}
+				native.AddMul(dzr, conv[k*D:(k+1)*D], dyc[(i+k)*D:(i+k+1)*D])
 			}
 		}
 	})
