@@ -9,8 +9,9 @@
 #   attention      under model/nativetrain/attention.go (kernels included)
 #   optimizer      under (*Trainer).adamW
 #   transpose/pack a model/native packing or transpose function
-#   GEMM           the rest of model/native (the packed sgemm and its micro-kernels)
-#   elementwise    other model/nativetrain code: activations, norms, softmax, embeddings, loss
+#   GEMM           the packed sgemm of model/native and its micro-kernels
+#   elementwise    other model/nativetrain code and model/native's row passes: activations,
+#                  norms, softmax, rotation, embeddings, loss
 #   runtime        the Go runtime: scheduling, synchronisation, GC
 #   other          the rest (memclr/memmove, syscalls)
 # Trainer construction and the benchmark's own GC are left out. Percent of
@@ -57,6 +58,9 @@ bucket() { # stdin: pprof -traces -lines; stdout: "category<TAB>seconds" and "ge
       else if (fn[i] ~ /adamW/) cat = "optimizer"
       else if (caller == "") { caller = fn[i]; sub(/^routebench\/model\/nativetrain\./, "", caller); sub(/\.func[0-9.]+$/, "", caller) }
     }
+    # model/native also holds the trainer'"'"'s vector row passes (norms, GELU,
+    # SiLU, rotation, adds): elementwise work, whoever calls it.
+    if (cat == "" && leaf ~ /^routebench\/model\/native\./ && leaf !~ /native\.(kern[0-9]|mm|gemm|\(\*gemmTiles\)|Gemm|MatMul|parallelFor|getScratch|putScratch|ptr)/) cat = "elementwise"
     if (cat == "" && leaf ~ /^routebench\/model\/native\./) cat = "GEMM"
     if (cat == "" && leaf ~ /^routebench\/model\/nativetrain\./) cat = "elementwise"
     if (cat == "" && leaf ~ /^runtime\.(memclr|memmove)/) cat = "other"
