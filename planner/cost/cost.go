@@ -112,24 +112,25 @@ func ForwardFlops(m modelspec.Config, n int, attn float64) float64 {
 // evaluator (model/nativeeval/householder_attention.go) spends the plain
 // flops per pair plus a query's d x d carry out of each key block (2d^2 /
 // 64, a quarter more at d = 32), plus the per-block work of each key
-// block's forms, which weighs less as n grows. 1.34 + 0.45 x 1,024 / n
-// fits kernelspeed's figures (cold reproduce of 2026-12-02 after the Pi
-// carry: path 299,086 and 138,519 tokens/s at 1,024 and 4,096 against
-// rope's 536,893 and 201,652: 1.80x and 1.46x). The WY-form carry before
-// it cost 2.26x and 2.11x (2.06 + 0.2 x 1,024 / n), the scalar evaluator
-// before that 6.4x and 3.7x.
+// block's forms, which weighs less as n grows. 1.37 + 0.31 x 1,024 / n
+// fits kernelspeed's figures (cold reproduce of 2026-12-02 after the
+// vector row passes: path 307,021 and 139,674 tokens/s at 1,024 and 4,096
+// against rope's 516,591 and 201,687: 1.68x and 1.44x). Before the AVX
+// transposes it was 1.34 + 0.45 x 1,024 / n (1.80x and 1.46x); the WY-form
+// carry cost 2.26x and 2.11x, the scalar evaluator 6.4x and 3.7x.
 func PathAttention(n int) float64 { return pathAttnFar + pathAttnNear*1024/float64(n) }
 
 const (
-	pathAttnFar  = 1.34
-	pathAttnNear = 0.45
+	pathAttnFar  = 1.37
+	pathAttnNear = 0.31
 )
 
 // foxGate is what PaTH-FoX's forgetting gate adds to PaTH's attention, per
-// flop of the plain count: the evaluator adds G_i - G_j to every score in
-// float64, one scalar pass per score block. Fitted to the same run's
-// evaluate stages: path 80 s, path-fox 123 s.
-const foxGate = 0.92
+// flop of the plain count: the evaluator adds (G_i - G_ref) s + (G_ref -
+// G_j) s to every score block, two float32 row passes (native.AddOffsets).
+// Fitted to the cold run's evaluate stages: path 85 s, path-fox 93 s. (The
+// float64 scalar pass before cost 0.92: 80 s against 123 s.)
+const foxGate = 0.14
 
 // diagFactor is what the far-mass and entropy diagnostic adds to a window,
 // in plain forwards of that window: the evaluator sums them in the
@@ -230,44 +231,44 @@ const DevCores = 2
 // builtin holds the dev machine's rates, derived with the formulas above
 // from the cpu profile's measured times (d 128, 2 layers, 4 heads, d_hidden
 // 512, vocab 257, T 512, batch 8, 400 steps, lengths to 65,536, 2 cores,
-// the cold reproduce of 2026-12-02 after the chunked PaTH trainer: 41m6s,
-// 43 stages; RESULTS.md's stage table):
+// the cold reproduce of 2026-12-02 after the vector row passes: 36m35s, 43
+// stages; RESULTS.md's stage table):
 //
 //   - train: 5.48e12 flops per base model; the base variants trained in
-//     49-61 s, median 55.5 s: 102 GFLOP/s with 2 s fixed (start-up, the
+//     38-45 s, median 42.3 s: 136 GFLOP/s with 2 s fixed (start-up, the
 //     checkpoints and held-out evals are in the rate). learned and proj
-//     (55-61 s) are priced 1.05x base per flop (the median of their three
+//     (39-47 s) are priced 0.97x base per flop (the median of their three
 //     ratios). PaTH (5.7e12 + 1.0e12 flops of its chunked transport,
-//     PathTrainTransport; 74 s path, 86 s path-fox): 1.19x base per flop,
+//     PathTrainTransport; 61 s path, 67 s path-fox): 1.26x base per flop,
 //     fitted to both at their median. PaTH at T != 512 is a prediction.
 //   - evaluate: 1.08e13 flops per base model (lengths 512..65,536, 131,072
-//     tokens at each, 2 diagnostic windows at each), 55-67 s, median 61 s:
+//     tokens at each, 2 diagnostic windows at each), 58-65 s, median 61 s:
 //     189 GFLOP/s with 4 s fixed (loading shards and weights). PaTH
-//     (1.40e13 with PathAttention): path's 80 s at 1.02x the base rate per
-//     flop, and path-fox's 123 s with foxGate.
-//   - stepspeed: 5 rounds x 2 steps of 11 runs, 1.57e12 flops, 30 s: the
-//     train rate and 15 s fixed (building 11 models; PaTH's steps cost
+//     (1.42e13 with PathAttention): path's 85 s at 1.08x the base rate per
+//     flop, and path-fox's 93 s with foxGate.
+//   - stepspeed: 5 rounds x 2 steps of 11 runs, 1.57e12 flops, 23 s: the
+//     train rate and 11 s fixed (building 11 models; PaTH's steps cost
 //     more per flop than the train rate says).
 //   - kernelspeed: 5 x 4 x 4 x 32 x (1024^2 + 4096^2) = 4.6e10 flops of
-//     one reference kernel, 70 s for its several kernels and warm-ups:
+//     one reference kernel, 72 s for its several kernels and warm-ups:
 //     priced per flop of that reference, no fixed part.
-//   - theory 39 s; tokenize (the default corpus), report and a sweep's
+//   - theory 40 s; tokenize (the default corpus), report and a sweep's
 //     study a second or two.
 //
-// The constants of the run before (105 GFLOP/s training, 208 evaluating,
-// PaTH's T^3 training term, the WY-form carry, diagnostics at 0.67 of a
-// forward) priced the same profile at 46m58s; it measured 46m47s then and
-// 41m6s now.
+// The constants of the run before (102 GFLOP/s training, PaTH 1.19x, the
+// float64 gate at 0.92) priced this profile at 41m35s, 14% over the
+// 36m35s it took (fitted to the run before, they priced it at 41m36s
+// against its 41m6s).
 var builtin = map[string]Rate{
-	"train/" + ClassBase:       {SecPerFlop: 1 / 102e9, Overhead: 2},
-	"train/" + ClassProj:       {SecPerFlop: 1.05 / 102e9, Overhead: 2},
-	"train/" + ClassPaTH:       {SecPerFlop: 1.19 / 102e9, Overhead: 2},
+	"train/" + ClassBase:       {SecPerFlop: 1 / 136e9, Overhead: 2},
+	"train/" + ClassProj:       {SecPerFlop: 0.97 / 136e9, Overhead: 2},
+	"train/" + ClassPaTH:       {SecPerFlop: 1.26 / 136e9, Overhead: 2},
 	"evaluate/" + ClassBase:    {SecPerFlop: 1 / 189e9, Overhead: 4},
 	"evaluate/" + ClassProj:    {SecPerFlop: 1 / 189e9, Overhead: 4},
-	"evaluate/" + ClassPaTH:    {SecPerFlop: 1.02 / 189e9, Overhead: 4},
-	"stepspeed/" + ClassBase:   {SecPerFlop: 1 / 102e9, Overhead: 15},
-	"kernelspeed/" + ClassBase: {SecPerFlop: 70 / 4.6e10},
-	"theory/" + ClassBase:      {Overhead: 39},
+	"evaluate/" + ClassPaTH:    {SecPerFlop: 1.08 / 189e9, Overhead: 4},
+	"stepspeed/" + ClassBase:   {SecPerFlop: 1 / 136e9, Overhead: 11},
+	"kernelspeed/" + ClassBase: {SecPerFlop: 73 / 4.6e10},
+	"theory/" + ClassBase:      {Overhead: 40},
 	"tokenize/" + ClassBase:    {Overhead: 1},
 	"report/" + ClassBase:      {Overhead: 2},
 	"study/" + ClassBase:       {Overhead: 2},
