@@ -110,12 +110,7 @@ func TestNormPasses(t *testing.T) {
 				func(j int) float64 { return 4*abs(s)*(abs(x[j])+abs(y[j])*abs(dot)) + abs(z[j]) }},
 		}
 		for _, o := range outs {
-			var got [2][]float32
-			for k, v := range []bool{false, true} {
-				was := SetVectorKernels(v)
-				got[k] = o.got()
-				SetVectorKernels(was)
-			}
+			got := onBothSets(o.got)
 			for j := 0; j < n; j++ {
 				if g, want := float64(got[0][j]), o.ref(j); g != want && !(math.Abs(g-want) <= 6e-8*o.mag(j)) {
 					t.Errorf("%s n=%d: portable [%d] = %v, float64 %v", o.name, n, j, g, want)
@@ -141,13 +136,7 @@ func TestRotatePairs(t *testing.T) {
 			u[e], u[e+1] = float32(r.NormFloat64()), float32(r.NormFloat64())
 		}
 		for _, sign := range []float32{1, -1} {
-			var got [2][]float32
-			for k, v := range []bool{false, true} {
-				was := SetVectorKernels(v)
-				got[k] = append([]float32(nil), u...)
-				RotatePairs(got[k], cs, sn, sign)
-				SetVectorKernels(was)
-			}
+			got := onBothSets(func() []float32 { x := append([]float32(nil), u...); RotatePairs(x, cs, sn, sign); return x })
 			for e := 0; e < n; e += 2 {
 				c, s := float64(cs[e]), float64(sign)*float64(sn[e])
 				u0, u1 := float64(u[e]), float64(u[e+1])
@@ -183,13 +172,7 @@ func TestGELUGradMul(t *testing.T) {
 			th[j] = float32(math.Tanh(k * (v + 0.044715*v*v*v)))
 			du[j] = float32(r.NormFloat64())
 		}
-		var got [2][]float32
-		for i, v := range []bool{false, true} {
-			was := SetVectorKernels(v)
-			got[i] = append([]float32(nil), du...)
-			GELUGradMul(got[i], u, th)
-			SetVectorKernels(was)
-		}
+		got := onBothSets(func() []float32 { x := append([]float32(nil), du...); GELUGradMul(x, u, th); return x })
 		for j := range u {
 			x, tt, d := float64(u[j]), float64(th[j]), float64(du[j])
 			want := d * (0.5*(1+tt) + 0.5*x*(1-tt*tt)*k*(1+c*x*x))
@@ -253,13 +236,7 @@ func TestSiLUGradMul(t *testing.T) {
 			sg[j] = float32(1 / (1 + math.Exp(-float64(y[j]))))
 			dy[j] = float32(r.NormFloat64())
 		}
-		var got [2][]float32
-		for i, v := range []bool{false, true} {
-			was := SetVectorKernels(v)
-			got[i] = append([]float32(nil), dy...)
-			SiLUGradMul(got[i], y, sg)
-			SetVectorKernels(was)
-		}
+		got := onBothSets(func() []float32 { x := append([]float32(nil), dy...); SiLUGradMul(x, y, sg); return x })
 		for j := range y {
 			s, x, d := float64(sg[j]), float64(y[j]), float64(dy[j])
 			want := d * s * (1 + x*(1-s))
@@ -272,4 +249,15 @@ func TestSiLUGradMul(t *testing.T) {
 			}
 		}
 	}
+}
+
+// onBothSets returns run's output under the portable loops ([0]) and under
+// the vector kernels ([1]).
+func onBothSets(run func() []float32) (got [2][]float32) {
+	for k, v := range []bool{false, true} {
+		was := SetVectorKernels(v)
+		got[k] = run()
+		SetVectorKernels(was)
+	}
+	return got
 }
