@@ -256,3 +256,43 @@ func TestGemmTriSkipsWork(t *testing.T) {
 		}
 	})
 }
+
+// TestGemmKChunksBitwise: a long transposed reduction, which Gemm runs in
+// chunks of gemmKChunk, gives bit for bit the product of one kernel call
+// per tile over the whole k (the reference here), with and without
+// accumulating into C and with the triangular limits on A's reduction.
+func TestGemmKChunksBitwise(t *testing.T) {
+	if !asmAvailable() {
+		t.Skip("the chunks apply to the assembly kernels only")
+	}
+	r := rand.New(rand.NewPCG(11, 12))
+	for _, sz := range [][3]int{{96, 4096, 192}, {100, 1100, 128}, {1100, 1100, 64}} {
+		m, k, n := sz[0], sz[1], sz[2]
+		for _, tri := range []Tri{Dense, LowerA, UpperA} {
+			if tri != Dense && m != k {
+				continue
+			}
+			for _, acc := range []bool{false, true} {
+				a, b, c0 := randSlice(r, k*m, 1), randSlice(r, k*n, 1), randSlice(r, m*n, 1)
+				got, want := slices.Clone(c0), slices.Clone(c0)
+				Gemm{C: got, A: a, B: b, M: m, K: k, N: n, TA: true, Acc: acc, Tri: tri}.Run()
+				for i0 := 0; i0 < m; i0 += gemmRowBlock {
+					i1 := min(m, i0+gemmRowBlock)
+					k0, k1 := 0, k
+					if tri == LowerA {
+						k1 = min(k, i1)
+					}
+					if tri == UpperA {
+						k0 = i0
+					}
+					for j0 := 0; j0 < n; j0 += panelWidth {
+						gemmPanelT(want[i0*n+j0:], n, a[k0*m+i0:], m, b[k0*n+j0:], n, i1-i0, k1-k0, panelWidth, acc)
+					}
+				}
+				if !slices.Equal(got, want) {
+					t.Fatalf("%dx%dx%d tri=%d acc=%v: the chunked reduction differs from one call over k", m, k, n, tri, acc)
+				}
+			}
+		}
+	}
+}
