@@ -40,8 +40,10 @@ func main() {
 	gelu()
 	geluTanh()
 	ramp()
-	softmaxRows(false)
-	softmaxRows(true)
+	softmaxRows(false, false)
+	softmaxRows(true, false)
+	softmaxRows(false, true)
+	softmaxRows(true, true)
 	rowKernels()
 	transpose8()
 	if err := os.WriteFile("kern_amd64.s", []byte(b.String()), 0o644); err != nil {
@@ -435,17 +437,28 @@ func expBody(src, dst, zn int) {
 // exp gives an exact 0, so masked (-Inf) scores add 0, not 0 * -Inf = NaN.
 // The clamped differences live in Z20, Z21, Z30, Z31 (free once the row
 // max is reduced) and the products accumulate in Z14.
-func softmaxRows(ent bool) {
+//
+// With off it emits the ...Off form, which first adds a[r] + b[j] to each
+// score (the forgetting gate's offsets, as AddOffsets: the sum a + b first,
+// then its sum with the score), one call per block instead of a Go call per
+// row; a (R12) steps by row, b (R13) is the block's 64 per-key terms.
+func softmaxRows(ent, off bool) {
 	name, lbl, frame, cargs := "softmaxRowsAVX512", "sm", 48, 40
 	if ent {
 		name, lbl, frame, cargs = "softmaxRowsEntAVX512", "sme", 56, 48
 	}
-	w("")
-	if ent {
-		w("// func %s(s *float32, nq int, m *float32, rs *float32, d *float32, ent *float32, consts *[12]float32)", name)
-	} else {
-		w("// func %s(s *float32, nq int, m *float32, rs *float32, d *float32, consts *[12]float32)", name)
+	if off {
+		name, lbl, frame, cargs = name[:len(name)-6]+"OffAVX512", lbl+"o", frame+16, cargs+16
 	}
+	args := "s *float32, nq int, m *float32, rs *float32, d *float32"
+	if ent {
+		args += ", ent *float32"
+	}
+	if off {
+		args += ", a *float32, b *float32"
+	}
+	w("")
+	w("// func %s(%s, consts *[12]float32)", name, args)
 	w("TEXT ·%s(SB), NOSPLIT, $0-%d", name, frame)
 	w("\tMOVQ s+0(FP), SI")
 	w("\tMOVQ nq+8(FP), CX")
@@ -454,6 +467,10 @@ func softmaxRows(ent bool) {
 	w("\tMOVQ d+32(FP), R10")
 	if ent {
 		w("\tMOVQ ent+40(FP), R11")
+	}
+	if off {
+		w("\tMOVQ a+%d(FP), R12", cargs-16)
+		w("\tMOVQ b+%d(FP), R13", cargs-8)
 	}
 	w("\tMOVQ consts+%d(FP), BX", cargs)
 	for i := 0; i < 11; i++ {
@@ -467,6 +484,13 @@ func softmaxRows(ent bool) {
 			w("\tVMOVUPS (SI), Z%d", 16+v)
 		} else {
 			w("\tVMOVUPS %d(SI), Z%d", 64*v, 16+v)
+		}
+	}
+	if off { // s += a[r] + b (Z20, Z21 are free until the max)
+		w("\tVBROADCASTSS (R12), Z21")
+		for v := 0; v < 4; v++ {
+			w("\tVADDPS %d(R13), Z21, Z20", 64*v)
+			w("\tVADDPS Z20, Z%d, Z%d", 16+v, 16+v)
 		}
 	}
 	// Horizontal reductions in Z12-Z14 (hmax, hsum).
@@ -516,6 +540,9 @@ func softmaxRows(ent bool) {
 	w("\tADDQ $4, R10")
 	if ent {
 		w("\tADDQ $4, R11")
+	}
+	if off {
+		w("\tADDQ $4, R12")
 	}
 	w("\tDECQ CX")
 	w("\tJNZ %s_row", lbl)

@@ -2,6 +2,8 @@ package nativeeval
 
 import (
 	"math"
+	"sync"
+
 	"routebench/model/native"
 )
 
@@ -98,6 +100,9 @@ type attnScratch struct {
 	rs    []float32  // per-row sums of one block
 	stats *headDiag  // the diagnostics' destination; nil without them
 	diag  *diagState // their running sums (softmaxStep)
+	// offA[r] + offB[j] joins score [r][j] in the softmax step when offB
+	// is set (PaTH-FoX's gate, pathBlock); nil for every other variant.
+	offA, offB []float32
 }
 
 func newAttnScratch(d int) *attnScratch {
@@ -176,9 +181,14 @@ func (b *headBufs) attendBlock(s *attnShape, w *attnScratch, h, qb int, out []fl
 	finishDiag(w, i0, nq)
 }
 
-// onlineSoftmax turns the score block into exp(s - m_new) and updates the
-// running max m, sum l and rescale factors f of each row.
+// onlineSoftmax turns the score block (plus the offsets, when w.offB is
+// set) into exp(s - m_new) and updates the running max m, sum l and
+// rescale factors f of each row.
 func onlineSoftmax(w *attnScratch, nq int) {
+	if w.offB != nil {
+		native.OnlineSoftmaxOffsets64(w.sc, nq, w.offA, w.offB, w.m, w.l, w.f, w.rs)
+		return
+	}
 	native.OnlineSoftmax64(w.sc, nq, w.m, w.l, w.f, w.rs)
 }
 
@@ -186,24 +196,29 @@ func onlineSoftmax(w *attnScratch, nq int) {
 func (b *headBufs) attend(s *attnShape, out []float32, workers int, diag *layerDiag) {
 	nqb := (s.L + blockQ - 1) / blockQ
 	n := s.H * nqb
-	scratch := make(chan *attnScratch, max(workers, 1)+1)
 	native.ParallelFor(n, workers, func(t int) {
 		// Largest first: item t is query block nqb-1-t/H of head t%H.
 		h, qb := t%s.H, nqb-1-t/s.H
-		var w *attnScratch
-		select {
-		case w = <-scratch:
-		default:
-			w = newAttnScratch(s.d)
-		}
+		w := getAttnScratch(s.d)
 		w.stats = nil
 		if diag != nil {
 			w.stats = &diag.heads[h]
 		}
 		b.attendBlock(s, w, h, qb, out)
-		select {
-		case scratch <- w:
-		default:
-		}
+		attnScratchPool.Put(w)
 	})
+}
+
+// attnScratchPool keeps the workers' scratch between layers and windows:
+// fresh pages for every layer's call were a few percent of a short
+// window's attention. Every item overwrites what it reads (attendBlock
+// resets the running state, the diagnostics clear their sums), so which
+// scratch an item gets changes nothing.
+var attnScratchPool sync.Pool
+
+func getAttnScratch(d int) *attnScratch {
+	if w, ok := attnScratchPool.Get().(*attnScratch); ok && len(w.o) == blockQ*d {
+		return w
+	}
+	return newAttnScratch(d)
 }

@@ -66,7 +66,8 @@ func newDiagState(rows, nd int) *diagState {
 }
 
 // softmaxStep is onlineSoftmax, plus the diagnostic sums when w.stats is
-// set: the score block (keys from j0, query rows [i0, i0+nq)) becomes
+// set: the score block (keys from j0, query rows [i0, i0+nq)), with the
+// offsets w.offA[r] + w.offB[j] added when offB is set, becomes
 // exp(s - m_new) and its terms join E and F.
 func softmaxStep(w *attnScratch, i0, nq, j0 int) {
 	st := w.stats
@@ -77,7 +78,11 @@ func softmaxStep(w *attnScratch, i0, nq, j0 int) {
 	ds, nd := w.diag, len(st.dists)
 	copy(ds.m0[:nq], w.m[:nq])
 	copy(ds.l0[:nq], w.l[:nq])
-	native.OnlineSoftmaxEntropy64(w.sc, nq, w.m, w.l, w.f, w.rs, ds.be)
+	if w.offB != nil {
+		native.OnlineSoftmaxEntropyOffsets64(w.sc, nq, w.offA, w.offB, w.m, w.l, w.f, w.rs, ds.be)
+	} else {
+		native.OnlineSoftmaxEntropy64(w.sc, nq, w.m, w.l, w.f, w.rs, ds.be)
+	}
 	for r := 0; r < nq; r++ {
 		i := i0 + r
 		nj := min(blockK, i-j0+1) // unmasked keys of this row

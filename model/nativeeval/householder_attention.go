@@ -2,6 +2,7 @@ package nativeeval
 
 import (
 	"math"
+	"sync"
 
 	"routebench/model/native"
 	"routebench/modelspec"
@@ -138,18 +139,13 @@ func newPathBlocks(s *attnShape, bufs *headBufs, st *pathSteps, workers int, reu
 		pb = &pathBlocks{kt: make([]float32, n), wt: make([]float32, n), zneg: make([]float32, n),
 			mneg: make([]float32, s.H*nkb*blockK*blockK), pi: make([]float32, s.H*nkb*d*d)}
 	}
-	scratch := make(chan *solveScratch, max(workers, 1)+1)
 	native.ParallelFor(s.H*nkb, workers, func(task int) {
 		h, kb := task/nkb, task%nkb
 		off := (h*nkb + kb) * blockK * d
 		moff := (h*nkb + kb) * blockK * blockK
 		j0, nk := kb*blockK, min(blockK, L-kb*blockK)
-		var ss *solveScratch
-		select {
-		case ss = <-scratch:
-		default:
-			ss = newSolveScratch(d)
-		}
+		ss := getSolveScratch(d)
+		defer solveScratchPool.Put(ss)
 		// The block's steps, W's rows zero-padded past nk; the "order"
 		// mutation takes them in reverse, so the block's product runs the
 		// wrong way.
@@ -180,10 +176,6 @@ func newPathBlocks(s *attnShape, bufs *headBufs, st *pathSteps, workers int, reu
 			pi[c*d+c] = 1
 		}
 		native.PVBlock(pi, wt, zneg, d, d, blockK, blockK) // Pi = I - W^T Z
-		select {
-		case scratch <- ss:
-		default:
-		}
 	})
 	return pb
 }
@@ -198,6 +190,28 @@ type solveScratch struct {
 	ww, wk   []float32 // W W^T, W K^T ([64][64])
 	tb       []float32 // a sub-block's inverse [12][12]
 	yz, ym   []float32 // a sub-block's right-hand sides [12][d], [12][64]
+}
+
+// solveScratchPool and pathScratchPool keep the workers' memory between
+// layers and windows (as attnScratchPool); every block overwrites what it
+// reads, so which scratch a task gets changes nothing.
+var solveScratchPool, pathScratchPool sync.Pool
+
+func getSolveScratch(d int) *solveScratch {
+	if ss, ok := solveScratchPool.Get().(*solveScratch); ok && len(ss.wr) == blockK*d {
+		return ss
+	}
+	return newSolveScratch(d)
+}
+
+func getPathScratch(d int) *pathScratch {
+	if w, ok := pathScratchPool.Get().(*pathScratch); ok && len(w.u) == blockK*d {
+		return w
+	}
+	a := &attnScratch{sc: make([]float32, blockK*blockK), o: make([]float32, blockK*d),
+		m: make([]float32, blockK), l: make([]float32, blockK), f: make([]float32, blockK), rs: make([]float32, blockK)}
+	return &pathScratch{attnScratch: a, u: make([]float32, blockK*d), u2: make([]float32, blockK*d),
+		uw: make([]float32, blockK*blockK), ga: make([]float32, blockK), gb: make([]float32, blockK)}
 }
 
 func newSolveScratch(d int) *solveScratch {
@@ -280,27 +294,15 @@ type pathScratch struct {
 // items, largest first, writing normalised rows into out ([L][H*d]).
 func pathAttend(s *attnShape, bufs *headBufs, st *pathSteps, pb *pathBlocks, out []float32, workers int, diag *layerDiag) {
 	nqb := s.nkb()
-	scratch := make(chan *pathScratch, max(workers, 1)+1)
 	native.ParallelFor(s.H*nqb, workers, func(t int) {
 		h, qb := t%s.H, nqb-1-t/s.H
-		var w *pathScratch
-		select {
-		case w = <-scratch:
-		default:
-			a := &attnScratch{sc: make([]float32, blockK*blockK), o: make([]float32, blockK*s.d),
-				m: make([]float32, blockK), l: make([]float32, blockK), f: make([]float32, blockK), rs: make([]float32, blockK)}
-			w = &pathScratch{attnScratch: a, u: make([]float32, blockK*s.d), u2: make([]float32, blockK*s.d),
-				uw: make([]float32, blockK*blockK), ga: make([]float32, blockK), gb: make([]float32, blockK)}
-		}
+		w := getPathScratch(s.d)
 		w.stats = nil
 		if diag != nil {
 			w.stats = &diag.heads[h]
 		}
 		pathBlock(s, bufs, st, pb, w, h, qb, out)
-		select {
-		case scratch <- w:
-		default:
-		}
+		pathScratchPool.Put(w)
 	})
 }
 
@@ -346,6 +348,8 @@ func pathBlock(s *attnShape, bufs *headBufs, st *pathSteps, pb *pathBlocks, w *p
 			w.ga[r] = float32((st.G[h*L+i0+r] - ref) * float64(scale))
 		}
 	}
+	// The softmax step adds them (w.offA, w.offB): one call per block.
+	w.offA, w.offB = nil, nil
 	gate := func(j0 int) {
 		if st.G == nil || pathBroken == "gate" {
 			return
@@ -357,9 +361,7 @@ func pathBlock(s *attnShape, bufs *headBufs, st *pathSteps, pb *pathBlocks, w *p
 				w.gb[j] = float32((ref - st.G[h*L+j0+j]) * float64(scale))
 			}
 		}
-		for r := 0; r < nq; r++ {
-			native.AddOffsets(w.sc[r*blockK:(r+1)*blockK], w.ga[r], w.gb)
-		}
+		w.offA, w.offB = w.ga, w.gb
 	}
 	gate(i0)
 	visit := func(kb, nk int) {
