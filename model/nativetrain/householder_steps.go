@@ -47,6 +47,7 @@ func (t *Trainer) pathSteps(params [][]float32, l int, lt *layerTape, rows int) 
 	pt.yc, pt.sg, pt.w, pt.inv = t.ar.raw(N*D), t.ar.raw(N*D), t.ar.raw(N*D), t.ar.raw(N*H)
 	conv := pp(modelspec.PathConvW)
 	t.forRows(N, func(i0, i1 int) {
+		var ss [4]float32
 		for i := i0; i < i1; i++ {
 			yc, sg, w := pt.yc[i*D:(i+1)*D], pt.sg[i*D:(i+1)*D], pt.w[i*D:(i+1)*D]
 			clear(yc)
@@ -55,15 +56,14 @@ func (t *Trainer) pathSteps(params [][]float32, l int, lt *layerTape, rows int) 
 				native.AddMul(yc, tap, z)
 			}
 			native.SiLU(w, sg, yc)
-			for h := 0; h < H; h++ {
-				wh := w[h*d : (h+1)*d]
-				var ss float32
-				for _, x := range wh {
-					ss += x * x
+			for h0 := 0; h0 < H; h0 += 4 { // the heads' |s|^2 side by side, as the backward pass's w . dw
+				m := min(4, H-h0)
+				rowDots(w[h0*d:(h0+m)*d], w[h0*d:(h0+m)*d], d, ss[:m])
+				for h := h0; h < h0+m; h++ {
+					r := float32(1 / math.Sqrt(float64(ss[h-h0])+modelspec.PathNormEps))
+					pt.inv[i*H+h] = r
+					native.Scale(w[h*d:(h+1)*d], r)
 				}
-				r := float32(1 / math.Sqrt(float64(ss)+modelspec.PathNormEps))
-				pt.inv[i*H+h] = r
-				native.Scale(wh, r)
 			}
 		}
 	})
