@@ -478,7 +478,16 @@ func softmaxRows(ent, off bool) {
 	}
 	w("\tTESTQ CX, CX")
 	w("\tJZ %s_done", lbl)
-	w("%s_row:", lbl)
+	// Two passes over the rows: first every row's max (with the offsets
+	// added and stored back), then every row's exp and sums. In one pass
+	// each row's exps waited on its horizontal max and its stores on the
+	// exps, and a row's chain filled the schedulers before the next row's
+	// independent loads could start (the same operations in the same order
+	// per element: the bits are the one-pass kernel's).
+	w("\tMOVQ SI, AX")
+	w("\tMOVQ CX, DX")
+	w("\tMOVQ R8, DI")
+	w("%s_max:", lbl)
 	for v := 0; v < 4; v++ {
 		if v == 0 {
 			w("\tVMOVUPS (SI), Z%d", 16+v)
@@ -486,11 +495,16 @@ func softmaxRows(ent, off bool) {
 			w("\tVMOVUPS %d(SI), Z%d", 64*v, 16+v)
 		}
 	}
-	if off { // s += a[r] + b (Z20, Z21 are free until the max)
+	if off { // s += a[r] + b, stored for the second pass
 		w("\tVBROADCASTSS (R12), Z21")
 		for v := 0; v < 4; v++ {
 			w("\tVADDPS %d(R13), Z21, Z20", 64*v)
 			w("\tVADDPS Z20, Z%d, Z%d", 16+v, 16+v)
+			if v == 0 {
+				w("\tVMOVUPS Z%d, (SI)", 16+v)
+			} else {
+				w("\tVMOVUPS Z%d, %d(SI)", 16+v, 64*v)
+			}
 		}
 	}
 	// Horizontal reductions in Z12-Z14 (hmax, hsum).
@@ -503,7 +517,26 @@ func softmaxRows(ent, off bool) {
 	w("\tVMOVSS X12, (R8)")
 	w("\tVSUBSS X12, X14, X14        // m_old - m_new (-Inf on the first block)")
 	w("\tVMOVSS X14, (R10)")
-	w("\tVBROADCASTSS X12, Z0")
+	w("\tADDQ $256, SI")
+	w("\tADDQ $4, R8")
+	w("\tADDQ $4, R10")
+	if off {
+		w("\tADDQ $4, R12")
+	}
+	w("\tDECQ CX")
+	w("\tJNZ %s_max", lbl)
+	w("\tMOVQ AX, SI")
+	w("\tMOVQ DX, CX")
+	w("\tMOVQ DI, R8")
+	w("%s_row:", lbl)
+	w("\tVBROADCASTSS (R8), Z0        // m_new")
+	for v := 0; v < 4; v++ {
+		if v == 0 {
+			w("\tVMOVUPS (SI), Z%d", 16+v)
+		} else {
+			w("\tVMOVUPS %d(SI), Z%d", 64*v, 16+v)
+		}
+	}
 	keep := []int{20, 21, 30, 31}
 	for v := 0; v < 4; v++ {
 		w("\tVSUBPS Z0, Z%d, Z%d", 16+v, 16+v)
@@ -537,12 +570,8 @@ func softmaxRows(ent, off bool) {
 	w("\tADDQ $256, SI")
 	w("\tADDQ $4, R8")
 	w("\tADDQ $4, R9")
-	w("\tADDQ $4, R10")
 	if ent {
 		w("\tADDQ $4, R11")
-	}
-	if off {
-		w("\tADDQ $4, R12")
 	}
 	w("\tDECQ CX")
 	w("\tJNZ %s_row", lbl)

@@ -46,3 +46,18 @@ func BenchmarkGemm(b *testing.B) {
 	}
 	b.ReportMetric(float64(2*m*k*n)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 }
+
+// BenchmarkOnlineSoftmax64: one online-softmax step of the evaluator's
+// 48 x 64 score block (ns/row is the figure to compare with the products').
+func BenchmarkOnlineSoftmax64(b *testing.B) {
+	r := rand.New(rand.NewPCG(1, 1))
+	const nq = 48
+	sc0 := randSlice(r, nq*64, 3)
+	sc := make([]float32, nq*64)
+	m, l, f, rs := make([]float32, nq), make([]float32, nq), make([]float32, nq), make([]float32, nq)
+	for b.Loop() {
+		copy(sc, sc0)
+		OnlineSoftmax64(sc, nq, m, l, f, rs)
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/nq, "ns/row")
+}
