@@ -127,10 +127,13 @@ const (
 
 // foxGate is what PaTH-FoX's forgetting gate adds to PaTH's attention, per
 // flop of the plain count: the evaluator adds (G_i - G_ref) s + (G_ref -
-// G_j) s to every score block, two float32 row passes (native.AddOffsets).
-// Fitted to the cold run's evaluate stages: path 85 s, path-fox 93 s. (The
-// float64 scalar pass before cost 0.92: 80 s against 123 s.)
-const foxGate = 0.14
+// G_j) s to every score inside the softmax step
+// (native.OnlineSoftmaxOffsets64) and computes the per-key terms once per
+// score block. Fitted to the cold run of 2026-12-02 after that change:
+// path 79.3 s, path-fox 81.0 s. (As two float32 row passes per block it
+// cost 0.14: 85 s against 93 s; as a float64 scalar pass 0.92: 80 s
+// against 123 s.)
+const foxGate = 0.035
 
 // diagFactor is what the far-mass and entropy diagnostic adds to a window,
 // in plain forwards of that window: the evaluator sums them in the
@@ -258,7 +261,12 @@ const DevCores = 2
 // The constants of the run before (102 GFLOP/s training, PaTH 1.19x, the
 // float64 gate at 0.92) priced this profile at 41m35s, 14% over the
 // 36m35s it took (fitted to the run before, they priced it at 41m36s
-// against its 41m6s).
+// against its 41m6s). The cold run after the chunked dW products, the
+// gate's offsets in the softmax step and the two-pass softmax took 36m44s
+// against the 36m35s these constants printed (-0.4%): base trains 36-48 s,
+// PaTH's 56 and 70 s, evaluations 56-81 s (the machine slowed during the
+// run: the same stages took 56-64 s in its first third), path 79 s and
+// path-fox 81 s; only foxGate was refitted to it.
 var builtin = map[string]Rate{
 	"train/" + ClassBase:       {SecPerFlop: 1 / 136e9, Overhead: 2},
 	"train/" + ClassProj:       {SecPerFlop: 0.97 / 136e9, Overhead: 2},

@@ -220,31 +220,33 @@ func TestBuiltinCores(t *testing.T) {
 	}
 }
 
-// The built-in calibration against the cold reproduce of the cpu profile
-// it was fitted to (T = 512, 43 stages, after the vector row passes:
-// 36m35s, 2026-12-02, 2 cores): within 20% in total, and each model's
-// stages within 10% of that run's range: base and learned trains 38-47 s,
-// PaTH's 61-67 s; evaluations 58-65 s, path's 85 s and path-fox's 93 s.
-// (The runs before measured 41m6s, 46m47s, 64m38s and, for cpu-v1, 52m18s;
-// those constants are in git history and docs/cost.md.)
+// The built-in calibration against the latest cold reproduce of the cpu
+// profile (T = 512, 43 stages, after the chunked dW products and the gate's
+// offsets in the softmax step: 36m44s, 2026-12-02, 2 cores; the constants
+// were fitted to the run before, 36m35s, except foxGate): within 20% in
+// total, and each model's stages within 10% of that run's range: base and
+// learned trains 36-48 s, PaTH's 56-70 s; evaluations 56-81 s, path's 79 s
+// and path-fox's 81 s. (The runs before measured 36m35s, 41m6s, 46m47s,
+// 64m38s and, for cpu-v1, 52m18s; those constants are in git history and
+// docs/cost.md.)
 func TestBuiltinMatchesColdRun(t *testing.T) {
 	est, total := Builtin(DevCores).Plan(profilePlan(t, "cpu"))
-	if measured := 36*60 + 35.0; math.Abs(total-measured) > 0.2*measured {
+	if measured := 36*60 + 44.0; math.Abs(total-measured) > 0.2*measured {
 		t.Errorf("cpu profile: built-in total %s, measured cold %s: off by more than 20%%", Duration(total), Duration(measured))
 	}
 	for _, e := range est {
 		lo, hi := 0.0, math.Inf(1)
 		switch {
 		case e.Work.Kind == "train" && e.Work.Class == ClassPaTH:
-			lo, hi = 61*0.9, 67*1.1
+			lo, hi = 56*0.9, 70*1.1
 		case e.Work.Kind == "train":
-			lo, hi = 38*0.9, 47*1.1
+			lo, hi = 36*0.9, 48*1.1
 		case e.Stage == "evaluate/path":
-			lo, hi = 85*0.9, 85*1.1
+			lo, hi = 79*0.9, 79*1.1
 		case e.Stage == "evaluate/path-fox":
-			lo, hi = 93*0.9, 93*1.1
+			lo, hi = 81*0.9, 81*1.1
 		case e.Work.Kind == "evaluate":
-			lo, hi = 58*0.9, 65*1.1
+			lo, hi = 56*0.9, 81*1.1
 		}
 		if e.Seconds < lo || e.Seconds > hi {
 			t.Errorf("%s: %s, measured %.0f-%.0f s (10%% either side allowed)", e.Stage, Duration(e.Seconds), lo/0.9, hi/1.1)
