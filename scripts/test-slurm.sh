@@ -20,7 +20,16 @@ trap slurm_stop EXIT
 T=$(mktemp -d /tmp/routebench-slurm-test.XXXXXX)
 trap 'slurm_stop; rm -rf "$T"' EXIT
 start=$SECONDS
-fail() { echo "test-slurm: FAIL: $*" >&2; squeue -h -t all -o '%i %j %T %r' >&2 2>/dev/null || true; exit 1; }
+# On failure: the queue, the daemons' last lines, then the reason last, where
+# a CI log's tail shows it.
+fail() {
+	{
+		squeue -h -t all -o '%i %j %T %r' 2>/dev/null | grep -v ' COMPLETED ' || true
+		[ -n "${SLURM_DIR:-}" ] && tail -n 12 "$SLURM_DIR/slurmctld.log" "$SLURM_DIR/slurmd.log" 2>/dev/null
+		echo "test-slurm: FAIL: $*"
+	} >&2
+	exit 1
+}
 slurm_start
 
 # A store path with a space and a command substitution in it: quoted in the
@@ -97,15 +106,25 @@ done
 squeue -h -j "$tjob" -o %T | grep -q RUNNING || { cat "$tlog"; fail "train/rope's job $tjob is not running when signalled"; }
 scancel --signal=USR1 --batch "$tjob"
 # slurmctld holds a requeued batch job back (BeginTime, about 2 minutes);
-# release it as soon as it is back in the queue.
+# release it once it is back in the queue, but not in the second of the
+# requeue: slurmd revoked the first launch's credential then, at a
+# one-second resolution, and kills a relaunch within that second ("Job
+# credential revoked", the job FAILED) -- the hazard the hold exists for.
 for _ in $(seq 120); do
-	squeue -h -j "$tjob" -o '%T %r' 2>/dev/null | tee -a "$T/states4" | grep -q '^PENDING BeginTime' && { scontrol update JobId="$tjob" StartTime=now; break; }
+	if squeue -h -j "$tjob" -o '%T %r' 2>/dev/null | tee -a "$T/states4" | grep -q '^PENDING BeginTime'; then
+		sleep 2
+		scontrol update JobId="$tjob" StartTime=now
+		break
+	fi
 	sleep 0.25
 done
 psub --wait --out "$T/preempt-out" > "$T/wait4.log" 2>&1 || { sort "$T/states4" | uniq -c; cat "$T/wait4.log" "$tlog"; fail "waiting for the preempted plan"; }
 grep -q "requeueing job $tjob" "$tlog" || { cat "$tlog"; fail "train/rope's job did not requeue itself on USR1"; }
 grep -q "resumed from step" "$tlog" || { cat "$tlog"; fail "the requeued train/rope did not resume from a checkpoint"; }
 scontrol show job "$tjob" | grep -qE 'Restarts=1\b' || { scontrol show job "$tjob"; fail "job $tjob was not restarted once"; }
+# The requeued job itself must finish the stage: a --wait that resubmitted
+# it after a failed relaunch would also resume, and hide that failure.
+scontrol show job "$tjob" | grep -qE 'JobState=COMPLETED\b' || { scontrol show job "$tjob"; fail "job $tjob did not complete after its requeue"; }
 # The reference: the same stages uninterrupted, locally. Equal evaluate
 # keys mean equal weights: evaluate's key hashes train's output digest.
 "$BIN" run evaluate/rope "${popts[@]}" --store "$L" > "$T/local4.log" 2>&1 || { cat "$T/local4.log"; fail "local reference of the preemption case"; }
