@@ -140,7 +140,7 @@ func (j *gemmTiles) tile(t int) {
 	rb, pn := t/j.np, t%j.np
 	i0, j0 := rb*gemmRowBlock, pn*panelWidth
 	i1, nc := min(j.m, i0+gemmRowBlock), min(panelWidth, j.n-j0)
-	k, ldc, lda, ldb := j.k, j.ldc, j.lda, j.ldb
+	k, ldc, ldb := j.k, j.ldc, j.ldb
 	k0, k1 := 0, k
 	if j.tri&LowerC != 0 {
 		if j0 > i1-1 {
@@ -182,6 +182,50 @@ func (j *gemmTiles) tile(t int) {
 	// accumulator per element of C and continue from C in modeAcc, so the
 	// chunks sum in the order of one call, bit for bit
 	// (TestGemmKChunksBitwise).
+	if j.tri&(LowerC|LowerA|UpperA) == 0 {
+		j.rows(cc, bp, ldbp, i0, i1-i0, k0, k1, nc)
+		return
+	}
+	// The structure inside the tile, one micro-kernel's rows at a time
+	// (the heights mmAsm would use): a row group's reduction starts at its
+	// first row (UpperA) or stops after its last (LowerA), and the left
+	// half of a 64-column panel suffices for rows left of its middle
+	// (LowerC). The terms skipped multiply structural zeros, so each
+	// element's sum is the one the whole tile makes (adding 0 to it is
+	// exact); on PaTH's 64 x 64 blocks a row block of 48 did up to twice the
+	// needed work.
+	w := panelWidth
+	if nc <= panelWidth/2 {
+		w = panelWidth / 2
+	}
+	rowTiles(i1-i0, w, func(s, r int) {
+		g0, g1 := k0, k1
+		if j.tri&UpperA != 0 {
+			g0 = max(g0, min(k, i0+s))
+		}
+		if j.tri&LowerA != 0 {
+			g1 = min(g1, i0+s+r)
+		}
+		ncg := nc
+		if j.tri&LowerC != 0 && nc == panelWidth && i0+s+r-1 < j0+panelWidth/2 {
+			ncg = panelWidth / 2
+		}
+		if g1 <= g0 {
+			if !j.acc {
+				for i := s; i < s+r; i++ {
+					clear(cc[i*ldc : i*ldc+ncg])
+				}
+			}
+			return
+		}
+		j.rows(cc[s*ldc:], bp, ldbp, i0+s, r, g0, g1, ncg)
+	})
+}
+
+// rows runs the product of m rows of op(A) from row i0 over the reduction
+// [k0, k1) into c (the tile's first nc columns at those rows).
+func (j *gemmTiles) rows(c, bp []float32, ldbp, i0, m, k0, k1, nc int) {
+	lda, ldc := j.lda, j.ldc
 	step := k1 - k0
 	if j.inPlaceT && step >= gemmKChunkFrom {
 		step = gemmKChunk
@@ -189,10 +233,36 @@ func (j *gemmTiles) tile(t int) {
 	for kk := k0; kk < k1; kk += step {
 		n, acc := min(step, k1-kk), j.acc || kk > k0
 		if j.inPlaceT {
-			gemmPanelT(cc, ldc, j.a[kk*lda+i0:], lda, bp[kk*ldbp:], ldbp, i1-i0, n, nc, acc)
+			gemmPanelT(c, ldc, j.a[kk*lda+i0:], lda, bp[kk*ldbp:], ldbp, m, n, nc, acc)
 		} else {
-			gemmPanel(cc, ldc, j.a[i0*lda+kk:], lda, bp[kk*ldbp:], ldbp, i1-i0, n, nc, acc)
+			gemmPanel(c, ldc, j.a[i0*lda+kk:], lda, bp[kk*ldbp:], ldbp, m, n, nc, acc)
 		}
+	}
+}
+
+// rowTiles cuts m rows into the heights mmAsm gives its micro-kernels for
+// width w (12-row tiles at w = 32, then 6-row tiles, 4-row tiles for a last
+// 4 or 8, a short tail), calling f for each (first row, height).
+func rowTiles(m, w int, f func(i, r int)) {
+	i := 0
+	if w == panelWidth/2 {
+		for ; i+12 <= m; i += 12 {
+			f(i, 12)
+		}
+	}
+	end6 := i + (m-i)/6*6
+	if m-end6 == 2 && end6 > i {
+		end6 -= 6
+	}
+	for ; i < end6; i += 6 {
+		f(i, 6)
+	}
+	for m-i == 4 || m-i == 8 {
+		f(i, 4)
+		i += 4
+	}
+	if i < m {
+		f(i, m-i)
 	}
 }
 
