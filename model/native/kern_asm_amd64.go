@@ -141,7 +141,13 @@ func addRampAsm(x []float32, base, slope float32) {
 func softmaxRowsAsm(s []float32, nq int, m, l, f, rs []float32) {
 	_, _, _, _, _ = s[nq*64-1], m[nq-1], l[nq-1], f[len(f)-1], rs[nq-1]
 	softmaxRowsAVX512(&s[0], nq, &m[0], &rs[0], &f[0], &expConsts)
-	expShiftAsm(f[:(nq+15)&^15], 0) // the factors 16 rows at a time
+	rescaleSums(nq, l, f, rs)
+}
+
+// rescaleSums finishes an online-softmax step after the assembly: the
+// factors f = exp(m_old - m_new), 16 rows at a time, then l = l f + rs.
+func rescaleSums(nq int, l, f, rs []float32) {
+	expShiftAsm(f[:(nq+15)&^15], 0)
 	for r := 0; r < nq; r++ {
 		l[r] = l[r]*f[r] + rs[r]
 	}

@@ -2,7 +2,6 @@ package nativeeval
 
 import (
 	"math"
-	"sync"
 
 	"routebench/model/native"
 )
@@ -199,26 +198,16 @@ func (b *headBufs) attend(s *attnShape, out []float32, workers int, diag *layerD
 	native.ParallelFor(n, workers, func(t int) {
 		// Largest first: item t is query block nqb-1-t/H of head t%H.
 		h, qb := t%s.H, nqb-1-t/s.H
-		w := getAttnScratch(s.d)
+		w := attnScratches.get(s.d)
 		w.stats = nil
 		if diag != nil {
 			w.stats = &diag.heads[h]
 		}
 		b.attendBlock(s, w, h, qb, out)
-		attnScratchPool.Put(w)
+		attnScratches.put(w)
 	})
 }
 
-// attnScratchPool keeps the workers' scratch between layers and windows:
-// fresh pages for every layer's call were a few percent of a short
-// window's attention. Every item overwrites what it reads (attendBlock
-// resets the running state, the diagnostics clear their sums), so which
-// scratch an item gets changes nothing.
-var attnScratchPool sync.Pool
-
-func getAttnScratch(d int) *attnScratch {
-	if w, ok := attnScratchPool.Get().(*attnScratch); ok && len(w.o) == blockQ*d {
-		return w
-	}
-	return newAttnScratch(d)
-}
+// attnScratches keeps the workers' scratch (attendBlock resets the running
+// state, the diagnostics clear their sums).
+var attnScratches = newScratchPool(newAttnScratch, func(w *attnScratch, d int) bool { return len(w.o) == blockQ*d })

@@ -90,14 +90,14 @@ func (m *Model) LogProbs(ctx context.Context, tokens, targets []int32, opts Opti
 	var pblocks *pathBlocks // PaTH's key blocks, reused layer to layer
 	att := make([]float32, L*D)
 	vp := (V + 15) &^ 15
-	pool := newPool(func() *rowScratch {
+	pool := newScratchPool(func(int) *rowScratch {
 		sc := &rowScratch{a: make([]float32, rowBlock*D), qkv: make([]float32, rowBlock*3*D),
 			hid: make([]float32, rowBlock*F), logits: make([]float32, rowBlock*vp)}
 		for i := range sc.logits {
 			sc.logits[i] = float32(math.Inf(-1)) // padding columns stay -Inf
 		}
 		return sc
-	})
+	}, func(*rowScratch, int) bool { return true })
 	nrb := (L + rowBlock - 1) / rowBlock
 	eps := a.NormEps
 	var pz, pbg []float32 // PaTH: a W_down W_up [L][D] and a (wbeta | wgate) [L][nbg]
@@ -116,7 +116,7 @@ func (m *Model) LogProbs(ctx context.Context, tokens, targets []int32, opts Opti
 			// extra memory instead of O(L D)).
 			HP := H * (d / 2)
 			native.ParallelFor(nrb, workers, func(rb int) {
-				sc := pool.get()
+				sc := pool.get(0)
 				defer pool.put(sc)
 				r0, nr := rb*rowBlock, min(rowBlock, L-rb*rowBlock)
 				rmsNormRows(sc.a, h[r0*D:], ly.norm1, nr, D, eps)
@@ -125,7 +125,7 @@ func (m *Model) LogProbs(ctx context.Context, tokens, targets []int32, opts Opti
 			projectedCosSin(s.cs, theta, L, H, d, workers)
 		}
 		native.ParallelFor(nrb, workers, func(rb int) {
-			sc := pool.get()
+			sc := pool.get(0)
 			defer pool.put(sc)
 			r0, nr := rb*rowBlock, min(rowBlock, L-rb*rowBlock)
 			rmsNormRows(sc.a, h[r0*D:], ly.norm1, nr, D, eps)
@@ -158,7 +158,7 @@ func (m *Model) LogProbs(ctx context.Context, tokens, targets []int32, opts Opti
 			res.Heads = append(res.Heads, diag.summarize(n)...)
 		}
 		native.ParallelFor(nrb, workers, func(rb int) {
-			sc := pool.get()
+			sc := pool.get(0)
 			defer pool.put(sc)
 			r0, nr := rb*rowBlock, min(rowBlock, L-rb*rowBlock)
 			hr := h[r0*D:]
@@ -196,7 +196,7 @@ func (m *Model) LogProbs(ctx context.Context, tokens, targets []int32, opts Opti
 	}
 	// Output layer rowBlock rows at a time: never an L x V array.
 	native.ParallelFor(nrb, workers, func(rb int) {
-		sc := pool.get()
+		sc := pool.get(0)
 		defer pool.put(sc)
 		r0, nr := rb*rowBlock, min(rowBlock, L-rb*rowBlock)
 		rmsNormRows(sc.a, h[r0*D:], m.normf, nr, D, eps)
@@ -263,29 +263,5 @@ func rmsNormRows(dst, x, g []float32, n, D int, eps float64) {
 		for c, u := range row {
 			out[c] = u * inv * g[c]
 		}
-	}
-}
-
-// pool recycles per-worker scratch across parallel tasks.
-type pool[T any] struct {
-	ch  chan T
-	new func() T
-}
-
-func newPool[T any](f func() T) *pool[T] { return &pool[T]{ch: make(chan T, 64), new: f} }
-
-func (p *pool[T]) get() T {
-	select {
-	case x := <-p.ch:
-		return x
-	default:
-		return p.new()
-	}
-}
-
-func (p *pool[T]) put(x T) {
-	select {
-	case p.ch <- x:
-	default:
 	}
 }

@@ -2,7 +2,6 @@ package nativeeval
 
 import (
 	"math"
-	"sync"
 
 	"routebench/model/native"
 	"routebench/modelspec"
@@ -144,8 +143,8 @@ func newPathBlocks(s *attnShape, bufs *headBufs, st *pathSteps, workers int, reu
 		off := (h*nkb + kb) * blockK * d
 		moff := (h*nkb + kb) * blockK * blockK
 		j0, nk := kb*blockK, min(blockK, L-kb*blockK)
-		ss := getSolveScratch(d)
-		defer solveScratchPool.Put(ss)
+		ss := solveScratches.get(d)
+		defer solveScratches.put(ss)
 		// The block's steps, W's rows zero-padded past nk; the "order"
 		// mutation takes them in reverse, so the block's product runs the
 		// wrong way.
@@ -192,22 +191,14 @@ type solveScratch struct {
 	yz, ym   []float32 // a sub-block's right-hand sides [12][d], [12][64]
 }
 
-// solveScratchPool and pathScratchPool keep the workers' memory between
-// layers and windows (as attnScratchPool); every block overwrites what it
-// reads, so which scratch a task gets changes nothing.
-var solveScratchPool, pathScratchPool sync.Pool
+// solveScratches and pathScratches keep the workers' memory (every block
+// overwrites what it reads).
+var (
+	solveScratches = newScratchPool(newSolveScratch, func(ss *solveScratch, d int) bool { return len(ss.wr) == blockK*d })
+	pathScratches  = newScratchPool(newPathScratch, func(w *pathScratch, d int) bool { return len(w.u) == blockK*d })
+)
 
-func getSolveScratch(d int) *solveScratch {
-	if ss, ok := solveScratchPool.Get().(*solveScratch); ok && len(ss.wr) == blockK*d {
-		return ss
-	}
-	return newSolveScratch(d)
-}
-
-func getPathScratch(d int) *pathScratch {
-	if w, ok := pathScratchPool.Get().(*pathScratch); ok && len(w.u) == blockK*d {
-		return w
-	}
+func newPathScratch(d int) *pathScratch {
 	a := &attnScratch{sc: make([]float32, blockK*blockK), o: make([]float32, blockK*d),
 		m: make([]float32, blockK), l: make([]float32, blockK), f: make([]float32, blockK), rs: make([]float32, blockK)}
 	return &pathScratch{attnScratch: a, u: make([]float32, blockK*d), u2: make([]float32, blockK*d),
@@ -296,13 +287,13 @@ func pathAttend(s *attnShape, bufs *headBufs, st *pathSteps, pb *pathBlocks, out
 	nqb := s.nkb()
 	native.ParallelFor(s.H*nqb, workers, func(t int) {
 		h, qb := t%s.H, nqb-1-t/s.H
-		w := getPathScratch(s.d)
+		w := pathScratches.get(s.d)
 		w.stats = nil
 		if diag != nil {
 			w.stats = &diag.heads[h]
 		}
 		pathBlock(s, bufs, st, pb, w, h, qb, out)
-		pathScratchPool.Put(w)
+		pathScratches.put(w)
 	})
 }
 
