@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
 	"runtime"
+	"runtime/pprof"
 
 	"testing"
 
@@ -73,12 +75,14 @@ func benchStep(b *testing.B, v string, D, L, T, tokens int) {
 		}
 	}
 	step(1) // fills the arena and the packing pool
+	stopProfile := startStepProfile(b)
 	cpu0 := procstat.CPUSeconds()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		step(2 + i)
 	}
 	b.StopTimer()
+	stopProfile()
 	sec := b.Elapsed().Seconds() / float64(b.N)
 	cpu := (procstat.CPUSeconds() - cpu0) / float64(b.N)
 	runtime.GC() // the live heap: earlier shapes' trainers are garbage
@@ -118,6 +122,33 @@ func BenchmarkStepProfile(b *testing.B) {
 	}{{"cpu-v1", 128, 2048}, {"protocol", 512, 4096}} {
 		for _, v := range []string{"rope", "random-qkv", "path"} {
 			b.Run("shape="+sh.name+"/variant="+v, func(b *testing.B) { benchStep(b, v, 128, 2, sh.T, sh.tokens) })
+		}
+	}
+}
+
+// stepProfileEnv names a file for a CPU profile of the timed steps only
+// (scripts/step-profile.sh): -test.cpuprofile would also take the trainer's
+// construction and its first step, whose page faults on the fresh arena
+// cost 5-6 steps' time (a third of a 30-step PaTH profile). Each run of a
+// benchmark rewrites the file, so it ends with the last run's b.N steps.
+const stepProfileEnv = "ROUTEBENCH_STEP_CPUPROFILE"
+
+func startStepProfile(b *testing.B) (stop func()) {
+	path := os.Getenv(stepProfileEnv)
+	if path == "" {
+		return func() {}
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		b.Fatalf("%s: %v", stepProfileEnv, err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		b.Fatalf("%s: start the CPU profile into %s: %v", stepProfileEnv, path, err)
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		if err := f.Close(); err != nil {
+			b.Fatalf("%s: %v", stepProfileEnv, err)
 		}
 	}
 }
