@@ -19,8 +19,8 @@ import "routebench/model/native"
 // end, X_a = [U0_{a+1}; X_{a+1} P_{a+1}] (one d x d product per later
 // block), give S[after a, a] = X_a K~_a^T. Per (query, key) pair that is
 // the score's 2d flops plus the carry's 2d^2 / pathChunk; the blocks add
-// about 10 pathChunk^2 d per block. The tape keeps A', M, Z, K~, P and the
-// X_a (T^2 d / (2 pathChunk) floats per head); L is recomputed.
+// about 10 pathChunk^2 d per block. The tape keeps A', -L, M, Z, K~, P and the
+// X_a (T^2 d / (2 pathChunk) floats per head).
 //
 // The backward pass (householder_backward.go) takes query blocks newest
 // first, one block of dS rows (lower triangular) at a time. For query block
@@ -71,7 +71,7 @@ func (g chunkGeom) ld() int { return g.d + pathChunk }
 func (t *Trainer) allocChunks(pt *pathTape, rows int) {
 	T, H, d := t.c.Context, t.c.Heads, t.c.DModel/t.c.Heads
 	g, BB, n := newChunkGeom(T, d), pathChunk*pathChunk, rows*H
-	pt.ainv, pt.zm = t.ar.raw(n*g.nb*BB), t.ar.raw(n*g.nb*pathChunk*g.ld())
+	pt.ainv, pt.lneg, pt.zm = t.ar.raw(n*g.nb*BB), t.ar.raw(n*g.nb*BB), t.ar.raw(n*g.nb*pathChunk*g.ld())
 	pt.kb, pt.pb, pt.xb = t.ar.raw(n*T*d), t.ar.raw(n*g.nb*d*d), t.ar.raw(n*g.xrows()*d)
 }
 
@@ -97,6 +97,7 @@ type pathView struct {
 	g                   chunkGeom
 	q, k, w, beta       []float32
 	ainv                []float32 // [nb][64][64] A'
+	lneg                []float32 // [nb][64][64] -L = -tril(Q W^T)
 	zm                  []float32 // [nb][64][ld] [Z | M]
 	kb                  []float32 // [T][d] K~
 	pb                  []float32 // [nb][d][d] P
@@ -111,7 +112,7 @@ func (t *Trainer) pathView(lt *layerTape, bh int) pathView {
 	at := func(x []float32, n int) []float32 { return x[bh*n : (bh+1)*n] }
 	return pathView{T: T, D: D, H: H, d: d, off: b*T*D + h*d, bo: b*T*H + h, g: g,
 		q: lt.q, k: lt.k, w: pt.w, beta: pt.beta,
-		ainv: at(pt.ainv, g.nb*BB), zm: at(pt.zm, g.nb*pathChunk*g.ld()), kb: at(pt.kb, T*d),
+		ainv: at(pt.ainv, g.nb*BB), lneg: at(pt.lneg, g.nb*BB), zm: at(pt.zm, g.nb*pathChunk*g.ld()), kb: at(pt.kb, T*d),
 		pb: at(pt.pb, g.nb*d*d), xb: at(pt.xb, g.xrows()*d)}
 }
 
@@ -169,12 +170,12 @@ func (t *Trainer) pathPrepare(lt *layerTape, bh int) *pathForward {
 	f := *pf.buf
 	take := func(n int) []float32 { x := f[:n]; f = f[n:]; return x }
 	pf.diag = take(g.nb * B * ld)
-	nm, lneg, rhs, tmp := take(BB), take(BB), take(B*ld), take(B*d)
+	nm, inv, rhs, tmp := take(BB), take(BB), take(B*ld), take(B*d)
 	for a := 0; a < g.nb; a++ {
 		a0, n := a*B, g.n(a)
 		o := p.off + a0*D
 		qa, ka, wa := p.q[o:], p.k[o:], p.w[o:]
-		ainv, zm := p.ainv[a*BB:(a+1)*BB], p.zmOf(a)
+		ainv, lneg, zm := p.ainv[a*BB:(a+1)*BB], p.lneg[a*BB:(a+1)*BB], p.zmOf(a)
 		kta := p.kb[a0*d:]
 		runGemm1(native.Gemm{C: nm, A: wa, B: wa, M: n, K: d, N: n, Ldc: B, Lda: D, Ldb: D, TB: true, Tri: native.LowerC})
 		p.maskBeta(nm, B, a0, n)
@@ -187,7 +188,7 @@ func (t *Trainer) pathPrepare(lt *layerTape, bh int) *pathForward {
 		}
 		runGemm1(native.Gemm{C: rhs[d:], A: wa, B: ka, M: n, K: d, N: n, Ldc: ld, Lda: D, Ldb: D, TB: true, Tri: native.LowerC})
 		p.maskBeta(rhs[d:], ld, a0, n)
-		unitLowerInverse(ainv, nm, n, B, lneg) // lneg is free until lowerQW
+		unitLowerInverse(ainv, nm, n, B, inv)
 		runGemm1(native.Gemm{C: zm, A: ainv, B: rhs, M: n, K: n, N: d + n, Ldc: ld, Lda: B, Ldb: ld, Tri: native.LowerA})
 		runGemm1(native.Gemm{C: tmp, A: zm[d:], B: wa, M: n, K: n, N: d, Lda: ld, Ldb: D, TA: true, Tri: native.UpperA})
 		for i := 0; i < n; i++ { // K~ = K - M^T W
@@ -206,7 +207,7 @@ func (t *Trainer) pathPrepare(lt *layerTape, bh int) *pathForward {
 			}
 		}
 		// -L [Z | M]: the diagonal block's scores take -L M, and U0 = Q - L Z
-		// is the top of X_{a-1}.
+		// is the top of X_{a-1}. -L stays on the tape for the backward pass.
 		p.lowerQW(lneg, qa, wa, n, -1)
 		dg := pf.diag[a*B*ld:]
 		runGemm1(native.Gemm{C: dg, A: lneg, B: zm, M: n, K: n, N: d + n, Ldc: ld, Lda: B, Ldb: ld, Tri: native.LowerA})

@@ -74,7 +74,7 @@ type pathGrads struct {
 	duS      []float32
 	dKt, dP  []float32
 	g0, g1   []float32 // the carry's gradient, ping-pong ([64][d])
-	lneg, dL []float32 // [64][64] scratch of the blocks' pass
+	dL       []float32 // [64][64] scratch of the blocks' pass
 	fm, nr   []float32
 	gr       []float32
 	dzm, lam []float32 // [64][ld]: [dZ | dM] and its adjoint A'^T [dZ | dM]
@@ -86,12 +86,12 @@ type pathGrads struct {
 func (t *Trainer) newPathGrads(p pathView) *pathGrads {
 	const B, BB = pathChunk, pathChunk * pathChunk
 	d, ld, nb := p.d, p.g.ld(), p.g.nb
-	pg := &pathGrads{buf: t.pathScratch(B*p.T + nb*B*ld + p.T*d + nb*d*d + 3*B*d + 5*BB + 2*B*ld + 2*ld*d)}
+	pg := &pathGrads{buf: t.pathScratch(B*p.T + nb*B*ld + p.T*d + nb*d*d + 3*B*d + 4*BB + 2*B*ld + 2*ld*d)}
 	f := *pg.buf
 	take := func(n int) []float32 { x := f[:n]; f = f[n:]; return x }
 	pg.dS, pg.duS, pg.dKt, pg.dP = take(B*p.T), take(nb*B*ld), take(p.T*d), take(nb*d*d)
 	pg.g0, pg.g1, pg.tmp = take(B*d), take(B*d), take(B*d)
-	pg.lneg, pg.dL, pg.fm, pg.nr, pg.gr = take(BB), take(BB), take(BB), take(BB), take(BB)
+	pg.dL, pg.fm, pg.nr, pg.gr = take(BB), take(BB), take(BB), take(BB)
 	pg.dzm, pg.lam, pg.npk, pg.pnk = take(B*ld), take(B*ld), take(ld*d), take(ld*d)
 	clear(pg.dKt)
 	clear(pg.dP)
@@ -140,13 +140,13 @@ func (t *Trainer) pathBlockBackward(p pathView, pg *pathGrads, a int, dq, dk, dw
 	D, d, g, ld := p.D, p.d, p.g, p.g.ld()
 	const B, BB = pathChunk, pathChunk * pathChunk
 	dd := d * d
-	lneg, dL, fm, nr, gr, dzm, lam, npk, pnk := pg.lneg, pg.dL, pg.fm, pg.nr, pg.gr, pg.dzm, pg.lam, pg.npk, pg.pnk
+	dL, fm, nr, gr, dzm, lam, npk, pnk := pg.dL, pg.fm, pg.nr, pg.gr, pg.dzm, pg.lam, pg.npk, pg.pnk
 	{
 		a0, n := a*B, g.n(a)
 		o := p.off + a0*D
 		qa, ka, wa := p.q[o:], p.k[o:], p.w[o:]
 		dqa, dka, dwa := dq[o:], dk[o:], dw[o:]
-		ainv, zm := p.ainv[a*BB:(a+1)*BB], p.zmOf(a)
+		ainv, lneg, zm := p.ainv[a*BB:(a+1)*BB], p.lneg[a*BB:(a+1)*BB], p.zmOf(a)
 		duS := pg.duS[a*B*ld:]
 		dSaa := duS[d:]
 		nk, np := pg.dKt[a0*d:], pg.dP[a*dd:(a+1)*dd] // zero where the block has no K~ or P terms
@@ -163,7 +163,6 @@ func (t *Trainer) pathBlockBackward(p pathView, pg *pathGrads, a int, dq, dk, dw
 				pnk[c*ld+d+i] = -x
 			}
 		}
-		p.lowerQW(lneg, qa, wa, n, -1)
 		// dL = -tril(dU0 Z^T + dS M^T) = -tril([dU0 | dS] [Z | M]^T).
 		runGemm1(native.Gemm{C: dL, A: duS, B: zm, M: n, K: d + n, N: n, Ldc: B, Lda: ld, Ldb: ld, TB: true, Tri: native.LowerC})
 		for i := 0; i < n; i++ {

@@ -23,10 +23,10 @@ type pathTape struct {
 	gs   []float32 // [N][H] d logsigmoid(x) / dx = sigmoid(-x) at the gate's input (path-fox)
 	G    []float64 // [N][H] prefix sums of the gate over each window (path-fox)
 	// The chunked transport per [rows][H] (householder_attention.go): each
-	// block's A' = (I + N)^-1 ([nb][64][64]) and [Z | M] ([nb][64][d + 64]),
+	// block's A' = (I + N)^-1 and -L = -tril(Q W^T) ([nb][64][64] each), [Z | M] ([nb][64][d + 64]),
 	// the carried keys K~ ([T][d]), the blocks' products P ([nb][d][d]) and
 	// the carried queries X_a (a stack of chunkGeom.xrows rows of d).
-	ainv, zm, kb, pb, xb []float32
+	ainv, lneg, zm, kb, pb, xb []float32
 }
 
 func sigmoid(x float64) float64 { return 1 / (1 + math.Exp(-x)) }
