@@ -73,6 +73,7 @@ func (t *Trainer) allocChunks(pt *pathTape, rows int) {
 	g, BB, n := newChunkGeom(T, d), pathChunk*pathChunk, rows*H
 	pt.ainv, pt.lneg, pt.zm = t.ar.raw(n*g.nb*BB), t.ar.raw(n*g.nb*BB), t.ar.raw(n*g.nb*pathChunk*g.ld())
 	pt.kb, pt.pb, pt.xb = t.ar.raw(n*T*d), t.ar.raw(n*g.nb*d*d), t.ar.raw(n*g.xrows()*d)
+	pt.kbt, pt.pbt = t.ar.raw(n*T*d), t.ar.raw(n*g.nb*d*d)
 }
 
 // pathScratch returns a task's buffer of at least n floats (from the
@@ -101,7 +102,11 @@ type pathView struct {
 	zm                  []float32 // [nb][64][ld] [Z | M]
 	kb                  []float32 // [T][d] K~
 	pb                  []float32 // [nb][d][d] P
-	xb                  []float32 // [xrows][d] the X_a
+	// K~ and P transposed, as the scores and the carry read them
+	// (packing them there was once per query block): kbt [nb][d][64]
+	// and pbt [nb][d][d], for the blocks with later queries only.
+	kbt, pbt []float32
+	xb       []float32 // [xrows][d] the X_a
 }
 
 func (t *Trainer) pathView(lt *layerTape, bh int) pathView {
@@ -112,8 +117,8 @@ func (t *Trainer) pathView(lt *layerTape, bh int) pathView {
 	at := func(x []float32, n int) []float32 { return x[bh*n : (bh+1)*n] }
 	return pathView{T: T, D: D, H: H, d: d, off: b*T*D + h*d, bo: b*T*H + h, g: g,
 		q: lt.q, k: lt.k, w: pt.w, beta: pt.beta,
-		ainv: at(pt.ainv, g.nb*BB), lneg: at(pt.lneg, g.nb*BB), zm: at(pt.zm, g.nb*pathChunk*g.ld()), kb: at(pt.kb, T*d),
-		pb: at(pt.pb, g.nb*d*d), xb: at(pt.xb, g.xrows()*d)}
+		ainv: at(pt.ainv, g.nb*BB), lneg: at(pt.lneg, g.nb*BB), zm: at(pt.zm, g.nb*pathChunk*g.ld()), kb: at(pt.kb, T*d), kbt: at(pt.kbt, T*d),
+		pb: at(pt.pb, g.nb*d*d), pbt: at(pt.pbt, g.nb*d*d), xb: at(pt.xb, g.xrows()*d)}
 }
 
 // zmOf is block a's [Z | M] (leading dimension ld; M from column d).
@@ -196,6 +201,9 @@ func (t *Trainer) pathPrepare(lt *layerTape, bh int) *pathForward {
 				kta[i*d+c] = x - tmp[i*d+c]
 			}
 		}
+		if a <= g.nb-2 { // full blocks only: the last one has no later queries
+			native.Transpose(p.kbt[a0*d:(a0+B)*d], kta[:B*d], B, d)
+		}
 		if a >= 1 && a <= g.nb-2 { // P = I - W^T Z, for the queries that leave the block
 			pa := p.pb[a*d*d : (a+1)*d*d]
 			runGemm1(native.Gemm{C: pa, A: wa, B: zm, M: d, K: n, N: d, Lda: D, Ldb: ld, TA: true})
@@ -205,6 +213,7 @@ func (t *Trainer) pathPrepare(lt *layerTape, bh int) *pathForward {
 			for i := 0; i < d; i++ {
 				pa[i*d+i]++
 			}
+			native.Transpose(p.pbt[a*d*d:(a+1)*d*d], pa, d, d)
 		}
 		// -L [Z | M]: the diagonal block's scores take -L M, and U0 = Q - L Z
 		// is the top of X_{a-1}. -L stays on the tape for the backward pass.
@@ -254,6 +263,6 @@ func (pf *pathForward) scoreRows(c int, s []float32) {
 		}
 	}
 	for a := 0; a < c; a++ {
-		runGemm1(native.Gemm{C: sc[a*B:], A: pf.xRows(a, c), B: pf.kb[a*B*d:], M: n, K: d, N: B, Ldc: T, TB: true})
+		runGemm1(native.Gemm{C: sc[a*B:], A: pf.xRows(a, c), B: pf.kbt[a*B*d:], M: n, K: d, N: B, Ldc: T})
 	}
 }

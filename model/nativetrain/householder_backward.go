@@ -117,7 +117,7 @@ func (t *Trainer) pathCarryRows(p pathView, c int, pg *pathGrads) {
 		xa, dSa := p.xRows(a, c), dS[a*B:]
 		runGemm1(native.Gemm{C: gcur, A: dSa, B: p.kb[a*B*d:], M: n, K: B, N: d, Lda: T})
 		if a > 0 {
-			t.pc.carry(native.Gemm{C: gcur, A: gprev, B: p.pb[a*dd:], M: n, K: d, N: d, TB: true, Acc: true})
+			t.pc.carry(native.Gemm{C: gcur, A: gprev, B: p.pbt[a*dd:], M: n, K: d, N: d, Acc: true})
 			runGemm1(native.Gemm{C: pg.dP[a*dd:], A: xa, B: gprev, M: d, K: n, N: d, TA: true, Acc: true})
 		}
 		runGemm1(native.Gemm{C: pg.dKt[a*B*d:], A: dSa, B: xa, M: B, K: n, N: d, Lda: T, TA: true, Acc: true})

@@ -27,6 +27,7 @@ type pathTape struct {
 	// the carried keys K~ ([T][d]), the blocks' products P ([nb][d][d]) and
 	// the carried queries X_a (a stack of chunkGeom.xrows rows of d).
 	ainv, lneg, zm, kb, pb, xb []float32
+	kbt, pbt                   []float32 // K~ and P transposed (pathView)
 }
 
 func sigmoid(x float64) float64 { return 1 / (1 + math.Exp(-x)) }
