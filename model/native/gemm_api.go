@@ -105,13 +105,22 @@ func (g Gemm) Run() {
 	packFrom := 0
 	if !g.TB && haveAsm && (k >= inPlaceBMinK && ldb <= inPlaceBMaxLd || k*ldb <= inPlaceBMaxSmall) {
 		packFrom = n / panelWidth
+		if n%panelWidth == panelWidth/2 {
+			// A last panel of 32 columns (one head's d = 32: most of
+			// PaTH's block products) runs the 32-wide kernels, which
+			// read B where it lies as the full panels do; only other
+			// partial panels go through a padded copy.
+			packFrom = np
+		}
 	}
-	pb := getScratch(np * k * panelWidth)
-	defer putScratch(pb)
 	j := gemmTiles{c: g.C, a: a, b: g.B, ldc: ldc, lda: lda, ldb: ldb, m: m, k: k, n: n, np: np,
-		packFrom: packFrom, tri: g.Tri, acc: g.Acc, inPlaceT: inPlaceT,
-		p: packedB{k: k, n: n, panels: (*pb)[:np*k*panelWidth]}}
-	packInto(&j.p, g.B, ldb, g.TB, packFrom, g.Workers)
+		packFrom: packFrom, tri: g.Tri, acc: g.Acc, inPlaceT: inPlaceT, p: packedB{k: k, n: n}}
+	if packFrom < np {
+		pb := getScratch(np * k * panelWidth)
+		defer putScratch(pb)
+		j.p.panels = (*pb)[:np*k*panelWidth]
+		packInto(&j.p, g.B, ldb, g.TB, packFrom, g.Workers)
+	}
 	// Tiles are (row block, panel) pairs, so that products with few rows
 	// (dW = X^T dY has only D rows) still split over the cores.
 	tasks := (m + gemmRowBlock - 1) / gemmRowBlock * np
@@ -169,9 +178,9 @@ func (j *gemmTiles) tile(t int) {
 		}
 		return
 	}
-	bp, ldbp := j.p.panel(pn), panelWidth
-	if pn < j.packFrom {
-		bp, ldbp = j.b[j0:], ldb
+	bp, ldbp := j.b[j0:], ldb
+	if pn >= j.packFrom {
+		bp, ldbp = j.p.panel(pn), panelWidth
 	}
 	// A long transposed reduction (dW = X^T dY: k = the batch's positions)
 	// in chunks of gemmKChunk, each over all the tile's rows: a whole panel
