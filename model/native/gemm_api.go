@@ -207,7 +207,8 @@ func (j *gemmTiles) tile(t int) {
 	if nc <= panelWidth/2 {
 		w = panelWidth / 2
 	}
-	rowTiles(i1-i0, w, func(s, r int) {
+	for s, r := 0, 0; s < i1-i0; s += r {
+		r = rowTile(i1-i0, w, s)
 		g0, g1 := k0, k1
 		if j.tri&UpperA != 0 {
 			g0 = max(g0, min(k, i0+s))
@@ -225,10 +226,10 @@ func (j *gemmTiles) tile(t int) {
 					clear(cc[i*ldc : i*ldc+ncg])
 				}
 			}
-			return
+			continue
 		}
 		j.rows(cc[s*ldc:], bp, ldbp, i0+s, r, g0, g1, ncg)
-	})
+	}
 }
 
 // rows runs the product of m rows of op(A) from row i0 over the reduction
@@ -246,32 +247,6 @@ func (j *gemmTiles) rows(c, bp []float32, ldbp, i0, m, k0, k1, nc int) {
 		} else {
 			gemmPanel(c, ldc, j.a[i0*lda+kk:], lda, bp[kk*ldbp:], ldbp, m, n, nc, acc)
 		}
-	}
-}
-
-// rowTiles cuts m rows into the heights mmAsm gives its micro-kernels for
-// width w (12-row tiles at w = 32, then 6-row tiles, 4-row tiles for a last
-// 4 or 8, a short tail), calling f for each (first row, height).
-func rowTiles(m, w int, f func(i, r int)) {
-	i := 0
-	if w == panelWidth/2 {
-		for ; i+12 <= m; i += 12 {
-			f(i, 12)
-		}
-	}
-	end6 := i + (m-i)/6*6
-	if m-end6 == 2 && end6 > i {
-		end6 -= 6
-	}
-	for ; i < end6; i += 6 {
-		f(i, 6)
-	}
-	for m-i == 4 || m-i == 8 {
-		f(i, 4)
-		i += 4
-	}
-	if i < m {
-		f(i, m-i)
 	}
 }
 
@@ -358,6 +333,13 @@ func Transpose(dst, x []float32, rows, cols int) []float32 {
 	}
 	transposeInto(dst, rows, x, cols, rows, cols, 1)
 	return dst[:rows*cols]
+}
+
+// TransposeInto sets dst[j*ldd+i] = x[i*ldx+j] for i < rows, j < cols on
+// the calling goroutine (Transpose with leading dimensions: a block of
+// the evaluator's transposed keys).
+func TransposeInto(dst []float32, ldd int, x []float32, ldx, rows, cols int) {
+	transposeInto(dst, ldd, x, ldx, rows, cols, 1)
 }
 
 // transposeInto sets dst[j*ldd+i] = x[i*ldx+j] for i < rows, j < cols, in

@@ -281,7 +281,8 @@ func TestGemmKChunksBitwise(t *testing.T) {
 				// group's limits show in the result).
 				for i0 := 0; i0 < m; i0 += gemmRowBlock {
 					i1 := min(m, i0+gemmRowBlock)
-					rowTiles(i1-i0, panelWidth, func(s, rr int) {
+					for s, rr := 0, 0; s < i1-i0; s += rr {
+						rr = rowTile(i1-i0, panelWidth, s)
 						k0, k1 := 0, k
 						if tri == LowerA {
 							k1 = min(k, i0+s+rr)
@@ -292,7 +293,7 @@ func TestGemmKChunksBitwise(t *testing.T) {
 						for j0 := 0; j0 < n; j0 += panelWidth {
 							gemmPanelT(want[(i0+s)*n+j0:], n, a[k0*m+i0+s:], m, b[k0*n+j0:], n, rr, k1-k0, panelWidth, acc)
 						}
-					})
+					}
 				}
 				if !slices.Equal(got, want) {
 					t.Fatalf("%dx%dx%d tri=%d acc=%v: the chunked reduction differs from one call over k", m, k, n, tri, acc)

@@ -45,6 +45,7 @@ func main() {
 	softmaxRows(false, true)
 	softmaxRows(true, true)
 	rowKernels()
+	rotRows()
 	transpose8()
 	if err := os.WriteFile("kern_amd64.s", []byte(b.String()), 0o644); err != nil {
 		fmt.Fprintln(os.Stderr, "gen_kern_amd64:", err)
@@ -411,17 +412,53 @@ func ramp() {
 	w("\tRET")
 }
 
-// expBody emits Zdst = exp(Zsrc) (Zsrc already shifted by the row max;
-// exactly 0 below about -104, including -Inf), with the constants of
-// softmaxRows in Z1..Z11. Zsrc is clobbered; Zn is a temporary.
-func expBody(src, dst, zn int) {
-	w("\tVMAXPS Z1, Z%d, Z%d", src, src)
-	w("\tVMULPS Z2, Z%d, Z%d", src, zn)
-	w("\tVRNDSCALEPS $0, Z%d, Z%d", zn, zn)
-	w("\tVFMADD231PS Z3, Z%d, Z%d", zn, src)
-	w("\tVFMADD231PS Z4, Z%d, Z%d", zn, src)
-	expPoly(src, 5, 11, dst)
-	w("\tVSCALEFPS Z%d, Z%d, Z%d", zn, dst, dst)
+// softmaxExpSteps is the online softmax's exp of one vector, one format per
+// step with %[1]d its argument's register (clobbered), %[2]d a temporary
+// and %[3]d the result; c(k) names the polynomial's coefficient c_k.
+// exp(v) = 2^t, t = v log2e = n + r with n = round(t), |r| <= 1/2, and
+// 2^r by a degree-6 polynomial (relative error 1.3 ulp in float32, as
+// Cephes' expf): 7 products on the FMA ports against Cephes' 10 (its
+// two-part reduction and degree-7 polynomial), which is what bounded the
+// step. Rounding t costs 2^-24 |t| relative, a few ulp only on terms under
+// e^-5 of the row's largest (1 after the shift), which a sum >= 1 cannot
+// see. v is first clamped at lo = -120, so -Inf scores give an exact 0.
+func softmaxExpSteps(c func(k int) string) []string {
+	steps := []string{
+		"VMAXPS Z1, Z%[1]d, Z%[1]d",
+		"VMULPS Z2, Z%[1]d, Z%[1]d",
+		"VRNDSCALEPS $0, Z%[1]d, Z%[2]d",
+		"VSUBPS Z%[2]d, Z%[1]d, Z%[1]d",
+	}
+	if r := c(6); strings.HasPrefix(r, "Z") {
+		steps = append(steps, "VMOVAPS "+r+", Z%[3]d")
+	} else {
+		steps = append(steps, "VBROADCASTSS "+r+", Z%[3]d")
+	}
+	for k := 5; k >= 0; k-- {
+		op := "VFMADD213PS "
+		if r := c(k); !strings.HasPrefix(r, "Z") {
+			op = "VFMADD213PS.BCST "
+		}
+		steps = append(steps, op+c(k)+", Z%[1]d, Z%[3]d")
+	}
+	return append(steps, "VSCALEFPS Z%[2]d, Z%[3]d, Z%[3]d")
+}
+
+// softmaxConstRegs: softmaxRows keeps lo, log2e in Z1, Z2 and c6..c0 in
+// Z3..Z9 (the order of softmaxExpConsts).
+func softmaxConstRegs(k int) string { return fmt.Sprintf("Z%d", 9-k) }
+
+// expBodies emits Zdst[v] = exp(Zsrc[v]) for the four vectors of a row
+// (Zsrc already shifted by the row max): vector v reads Z16+v (clobbered),
+// uses Z22+v as a temporary and ends in Z26+v. The four chains are emitted
+// step by step, interleaved: one chain after another left each row's exps
+// waiting on the latency of one chain at a time.
+func expBodies() {
+	for _, st := range softmaxExpSteps(softmaxConstRegs) {
+		for v := 0; v < 4; v++ {
+			w("\t"+st, 16+v, 22+v, 26+v)
+		}
+	}
 }
 
 // softmaxRows is the online-softmax step for nq rows of 64 scores (row
@@ -473,7 +510,7 @@ func softmaxRows(ent, off bool) {
 		w("\tMOVQ b+%d(FP), R13", cargs-8)
 	}
 	w("\tMOVQ consts+%d(FP), BX", cargs)
-	for i := 0; i < 11; i++ {
+	for i := 0; i < 9; i++ { // lo, log2e, c6..c0 (softmaxExpSteps)
 		w("\tVBROADCASTSS %d(BX), Z%d", 4*i, i+1)
 	}
 	w("\tTESTQ CX, CX")
@@ -528,6 +565,9 @@ func softmaxRows(ent, off bool) {
 	w("\tMOVQ AX, SI")
 	w("\tMOVQ DX, CX")
 	w("\tMOVQ DI, R8")
+	if !ent {
+		rowPairs(lbl)
+	}
 	w("%s_row:", lbl)
 	w("\tVBROADCASTSS (R8), Z0        // m_new")
 	for v := 0; v < 4; v++ {
@@ -544,8 +584,8 @@ func softmaxRows(ent, off bool) {
 			w("\tVMAXPS Z1, Z%d, Z%d          // t = max(s - m_new, lo)", 16+v, keep[v])
 		}
 	}
+	expBodies()
 	for v := 0; v < 4; v++ {
-		expBody(16+v, 26+v, 22+v)
 		if v == 0 {
 			w("\tVMOVUPS Z%d, (SI)", 26+v)
 		} else {
@@ -578,6 +618,76 @@ func softmaxRows(ent, off bool) {
 	w("%s_done:", lbl)
 	w("\tVZEROUPPER")
 	w("\tRET")
+}
+
+// rowPairs emits softmaxRows' second pass two rows at a time, ahead of its
+// one-row loop (which then takes the odd row, if any): eight exp chains
+// interleaved step by step instead of four. The registers do not hold
+// eight chains and the constants, so c6..c0 come from memory (embedded
+// broadcasts) and Z3..Z9 are reloaded for the one-row loop. The same
+// operations in the same order per element and the same sum tree per row
+// as the one-row loop: the bits do not change. Not for the entropy forms
+// (their clamped differences need four more registers a row).
+func rowPairs(lbl string) {
+	w("\tMOVQ CX, AX")
+	w("\tSHRQ $1, AX                 // row pairs")
+	w("\tANDQ $1, CX                 // and the odd row")
+	w("\tTESTQ AX, AX")
+	w("\tJZ %s_pairs_done", lbl)
+	w("%s_pair:", lbl)
+	w("\tVBROADCASTSS (R8), Z0        // m_new, first row")
+	w("\tVBROADCASTSS 4(R8), Z14      // m_new, second row")
+	src := []int{16, 17, 18, 19, 20, 21, 30, 31}
+	tmp := []int{22, 23, 24, 25, 5, 6, 7, 8}
+	dst := []int{26, 27, 28, 29, 9, 10, 12, 13}
+	for v := range 8 {
+		if v == 0 {
+			w("\tVMOVUPS (SI), Z%d", src[v])
+		} else {
+			w("\tVMOVUPS %d(SI), Z%d", 64*v, src[v])
+		}
+	}
+	for v := range 8 {
+		m := 0
+		if v >= 4 {
+			m = 14
+		}
+		w("\tVSUBPS Z%d, Z%d, Z%d", m, src[v], src[v])
+	}
+	// c6..c0 from memory: their registers hold the second row's chains.
+	steps := softmaxExpSteps(func(k int) string { return fmt.Sprintf("%d(BX)", 4*(8-k)) })
+	for _, st := range steps {
+		for v := range 8 {
+			w("\t"+st, src[v], tmp[v], dst[v])
+		}
+	}
+	for v := range 8 {
+		if v == 0 {
+			w("\tVMOVUPS Z%d, (SI)", dst[v])
+		} else {
+			w("\tVMOVUPS Z%d, %d(SI)", dst[v], 64*v)
+		}
+	}
+	// Each row's sum tree as the one-row loop's: (e0 + e1) + (e2 + e3).
+	for row, sum := range []int{5, 7} {
+		d := dst[4*row:]
+		w("\tVADDPS Z%d, Z%d, Z%d", d[1], d[0], d[0])
+		w("\tVADDPS Z%d, Z%d, Z%d", d[3], d[2], d[2])
+		w("\tVADDPS Z%d, Z%d, Z%d", d[2], d[0], sum)
+		hsum(sum, sum+1, "row sum")
+		w("\tVMOVSS X%d, %d(R9)", sum, 4*row)
+	}
+	w("\tADDQ $512, SI")
+	w("\tADDQ $8, R8")
+	w("\tADDQ $8, R9")
+	w("\tDECQ AX")
+	w("\tJNZ %s_pair", lbl)
+	w("%s_pairs_done:", lbl)
+	w("\tTESTQ CX, CX")
+	w("\tJZ %s_done", lbl)
+	for i := 2; i < 9; i++ {
+		w("\tVBROADCASTSS %d(BX), Z%d", 4*i, i+1)
+	}
 }
 
 // hmax reduces Z<r> to its largest lane in X<r> (t a temporary; r, t < 16:
@@ -735,6 +845,54 @@ func rowLoop(name, sig, x, n string, frame int, setup, body []string) {
 }
 
 func rowEnd() {
+	w("\tVZEROUPPER")
+	w("\tRET")
+	w("")
+}
+
+// rotRows emits rotRowsAVX512: rows of dst = rows of src turned pair by
+// pair by the angles whose cos, sin interleave in the rows of cs (the
+// evaluator's layout), times scale; each row n floats (a multiple of 16),
+// each matrix with its own row stride. As rotPairs: u*c + swap(u)*(s*signs)
+// with the cos and sin of pair e duplicated onto both its lanes by
+// VMOVSLDUP and VMOVSHDUP, then the product by scale: bitwise the Go loop
+// (u0*c - u1*s)*scale, (u0*s + u1*c)*scale. One call covers a block of
+// rows: a call per 32-float row cost more than its arithmetic.
+func rotRows() {
+	w("// func rotRowsAVX512(dst *float32, ldd int, src *float32, lds int, cs *float32, ldc int, rows int, n int, scale float32, signs *[16]float32)")
+	w("TEXT ·rotRowsAVX512(SB), NOSPLIT, $0-80")
+	w("\tMOVQ dst+0(FP), DI")
+	w("\tMOVQ ldd+8(FP), R8")
+	w("\tMOVQ src+16(FP), SI")
+	w("\tMOVQ lds+24(FP), R9")
+	w("\tMOVQ cs+32(FP), DX")
+	w("\tMOVQ ldc+40(FP), R10")
+	w("\tMOVQ rows+48(FP), CX")
+	w("\tMOVQ n+56(FP), BX")
+	w("\tVBROADCASTSS scale+64(FP), Z0")
+	w("\tMOVQ signs+72(FP), AX")
+	w("\tVMOVUPS (AX), Z1")
+	w("\tSHLQ $2, R8")
+	w("\tSHLQ $2, R9")
+	w("\tSHLQ $2, R10")
+	w("\tSHRQ $4, BX")
+	w("\tTESTQ CX, CX")
+	w("\tJZ rotrows_done")
+	w("\tTESTQ BX, BX")
+	w("\tJZ rotrows_done")
+	w("rotrows_row:")
+	w("\tMOVQ DI, R11")
+	w("\tMOVQ SI, R12")
+	w("\tMOVQ DX, R13")
+	w("\tMOVQ BX, AX")
+	w("rotrows_vec:")
+	for _, l := range []string{"VMOVUPS (R12), Z2", "VMOVUPS (R13), Z5", "VPERMILPS $0xb1, Z2, Z3", "VMOVSLDUP Z5, Z6",
+		"VMOVSHDUP Z5, Z7", "VMULPS Z6, Z2, Z2", "VMULPS Z1, Z7, Z7", "VMULPS Z7, Z3, Z3",
+		"VADDPS Z3, Z2, Z2", "VMULPS Z0, Z2, Z2", "VMOVUPS Z2, (R11)", "ADDQ $64, R11", "ADDQ $64, R12", "ADDQ $64, R13",
+		"DECQ AX", "JNZ rotrows_vec", "ADDQ R8, DI", "ADDQ R9, SI", "ADDQ R10, DX", "DECQ CX", "JNZ rotrows_row"} {
+		w("\t%s", l)
+	}
+	w("rotrows_done:")
 	w("\tVZEROUPPER")
 	w("\tRET")
 	w("")

@@ -99,6 +99,24 @@ func maxOf(x []float32) float32 {
 	return maxOfGeneric(x)
 }
 
+// rowTile is the height of the micro-kernel tile that mmAsm runs from row
+// i of m rows at column width w: 12 at w = 32 while 12 rows remain, else
+// 6, but 4 when 4 or 8 rows remain (m = 6n + 2 gives up one 6-row tile for
+// two 4-row tiles rather than a padded copy), and the tail (< 6 rows) as
+// it is. Gemm's triangular limits (gemmTiles.rows) apply per such tile.
+func rowTile(m, w, i int) int {
+	switch left := m - i; {
+	case w == panelWidth/2 && left >= 12:
+		return 12
+	case left == 4 || left == 8:
+		return 4
+	case left >= 6:
+		return 6
+	default:
+		return left
+	}
+}
+
 // scaleRows multiplies o[i*d:(i+1)*d] by f[i] for i < n.
 func scaleRows(o, f []float32, n, d int) {
 	for i := 0; i < n; i++ {

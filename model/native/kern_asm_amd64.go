@@ -89,6 +89,13 @@ func asmAvailable() bool {
 // softmax sum >= 1.
 var expConsts = [12]float32{-120, expLog2e, -expC1, -expC2, expP0, expP1, expP2, expP3, expP4, expP5, 1, 0}
 
+// softmaxExpConsts: the online softmax's exp (softmaxExpSteps in
+// gen_kern_amd64.go): the clamp lo, log2e, then c6..c0 of 2^r on
+// [-1/2, 1/2], a Remez (minimax relative error) fit, 1.3 ulp evaluated in
+// float32 by Horner's rule with FMAs; c0 = 1 exactly, so exp(0) = 1.
+var softmaxExpConsts = [12]float32{-120, expLog2e,
+	1.534732000e-04, 1.340015442e-03, 9.618484415e-03, 5.550327897e-02, 2.402264625e-01, 6.931471825e-01, 1}
+
 func expShiftAsm(x []float32, m float32) float32 {
 	if len(x) == 0 {
 		return 0
@@ -140,7 +147,7 @@ func addRampAsm(x []float32, base, slope float32) {
 // scores become exp(s - m_new); m, l and the rescale factors f update.
 func softmaxRowsAsm(s []float32, nq int, m, l, f, rs []float32) {
 	_, _, _, _, _ = s[nq*64-1], m[nq-1], l[nq-1], f[len(f)-1], rs[nq-1]
-	softmaxRowsAVX512(&s[0], nq, &m[0], &rs[0], &f[0], &expConsts)
+	softmaxRowsAVX512(&s[0], nq, &m[0], &rs[0], &f[0], &softmaxExpConsts)
 	rescaleSums(nq, l, f, rs)
 }
 
@@ -167,40 +174,26 @@ const (
 )
 
 // mmAsm computes rows [0,m) of c (+)= a * b for a column width w of 32 or
-// 64; 4 or 8 rows left after the 6- (or 12-) row tiles run in 4-row tiles
-// (m = 6n + 2 gives up one 6-row tile for that), other remainders go
-// through zero-padded copies.
+// 64, in the row tiles of rowTile; a tail under 6 rows (not 4) goes through
+// zero-padded copies.
 // scale is read only in modeScale.
 func mmAsm(c []float32, ldc int, a []float32, lda int, b []float32, ldb int, m, k, w, mode int, scale []float32) {
 	var sp *float32
-	i := 0
-	if w == 32 { // 12-row tiles: 24 accumulators instead of 12
-		for ; i+12 <= m; i += 12 {
-			if mode == modeScale {
-				sp = &scale[i]
-			}
+	for i, r := 0, 0; i < m; i += r {
+		r = rowTile(m, w, i)
+		if mode == modeScale {
+			sp = &scale[i]
+		}
+		switch r {
+		case 12:
 			kern12x32(ptr(a, i*lda), lda, ptr(b, 0), ldb, k, ptr(c, i*ldc), ldc, sp, mode)
+		case 6:
+			kern6(w, ptr(a, i*lda), lda, ptr(b, 0), ldb, k, ptr(c, i*ldc), ldc, sp, mode)
+		case 4:
+			kern4(w, ptr(a, i*lda), lda, ptr(b, 0), ldb, k, ptr(c, i*ldc), ldc, sp, mode)
+		default:
+			mmTail(c[i*ldc:], ldc, a[i*lda:], lda, b, ldb, r, k, w, mode, scale[min(i, len(scale)):])
 		}
-	}
-	end6 := i + (m-i)/6*6
-	if m-end6 == 2 && end6 > i {
-		end6 -= 6 // 8 rows left: two 4-row tiles, not a 6-row tile and a padded copy
-	}
-	for ; i < end6; i += 6 {
-		if mode == modeScale {
-			sp = &scale[i]
-		}
-		kern6(w, ptr(a, i*lda), lda, ptr(b, 0), ldb, k, ptr(c, i*ldc), ldc, sp, mode)
-	}
-	for m-i == 4 || m-i == 8 { // a 64-row block's last rows: 4-row tiles, no padded copies
-		if mode == modeScale {
-			sp = &scale[i]
-		}
-		kern4(w, ptr(a, i*lda), lda, ptr(b, 0), ldb, k, ptr(c, i*ldc), ldc, sp, mode)
-		i += 4
-	}
-	if i < m {
-		mmTail(c[i*ldc:], ldc, a[i*lda:], lda, b, ldb, m-i, k, w, mode, scale[min(i, len(scale)):])
 	}
 }
 
@@ -387,6 +380,19 @@ func rotPairsAsm(u, cos, sin []float32, sign float32) {
 		}
 	}
 	rotPairsAVX512(&u[0], &cos[0], &sin[0], len(u), &signs)
+}
+
+//go:noescape
+func rotRowsAVX512(dst *float32, ldd int, src *float32, lds int, cs *float32, ldc int, rows int, n int, scale float32, signs *[16]float32)
+
+// rotSigns: -1 on the first lane of each pair, for rotRows'
+// u0*c + u1*(-s).
+var rotSigns = [16]float32{-1, 1, -1, 1, -1, 1, -1, 1, -1, 1, -1, 1, -1, 1, -1, 1}
+
+// rotRowsAsm is RotateRows on columns [0, n) of each row, n a nonzero
+// multiple of 16 (the caller checks the slices' lengths).
+func rotRowsAsm(dst []float32, ldd int, src []float32, lds int, cs []float32, ldc, rows, n int, scale float32) {
+	rotRowsAVX512(&dst[0], ldd, &src[0], lds, &cs[0], ldc, rows, n, scale, &rotSigns)
 }
 
 //go:noescape

@@ -156,3 +156,29 @@ func RotatePairs(u, cos, sin []float32, sign float32) {
 		u[e], u[e+1] = u0*c-u1*s, u0*s+u1*c
 	}
 }
+
+// RotateRows sets row r < rows of dst (n floats from dst[r*ldd]) to row r
+// of src (from src[r*lds]) with each pair (u0, u1) = (src[2e], src[2e+1])
+// turned by the angle whose cos and sin are cs[r*ldc+2e], cs[r*ldc+2e+1]
+// (the evaluator's layout) and multiplied by scale: (u0*c - u1*s)*scale,
+// (u0*s + u1*c)*scale, the same bits as those expressions in Go. n is
+// even; it panics when a row reaches past its slice.
+func RotateRows(dst []float32, ldd int, src []float32, lds int, cs []float32, ldc, rows, n int, scale float32) {
+	if rows <= 0 || n <= 0 {
+		return
+	}
+	_, _, _ = dst[(rows-1)*ldd+n-1], src[(rows-1)*lds+n-1], cs[(rows-1)*ldc+n-1]
+	j0 := 0
+	if n16 := n &^ 15; haveAsm && n16 > 0 {
+		rotRowsAsm(dst, ldd, src, lds, cs, ldc, rows, n16, scale)
+		j0 = n16
+	}
+	for r := 0; r < rows; r++ {
+		d, x, c := dst[r*ldd:], src[r*lds:], cs[r*ldc:]
+		for e := j0; e+1 < n; e += 2 {
+			co, si := c[e], c[e+1]
+			u0, u1 := x[e], x[e+1]
+			d[e], d[e+1] = (u0*co-u1*si)*scale, (u0*si+u1*co)*scale
+		}
+	}
+}
