@@ -12,13 +12,15 @@ import (
 // into head-major buffers (queries pre-rotated and pre-scaled by 1/sqrt(d),
 // keys rotated and transposed per key block so that a block of scores is a
 // broadcast-FMA product, values rotated for value transport). A work item is
-// one (head, query block); it walks the key blocks left of the diagonal
-// keeping a running row max m, row sum l and an unnormalised output O
-// (online softmax), so memory is O(L x d) per layer and never L x L.
-// Work items are taken largest first from a shared counter, which balances
-// the triangular (causal) costs across cores.
+// one head and up to groupQ consecutive query blocks; it walks the key blocks
+// left of the diagonal once for all of them, each query block keeping a
+// running row max m, row sum l and an unnormalised output O (online
+// softmax), so memory is O(L x d) per layer and never L x L, and each key and
+// value block comes from memory once per group. Work items are taken
+// largest first from a shared counter, which balances the triangular
+// (causal) costs across cores.
 //
-// Version v6; each version's idea and measured speed are in
+// Version v8; each version's idea and measured speed are in
 // docs/performance-history.md.
 
 const (
@@ -50,45 +52,52 @@ func newHeadBufs(s *attnShape) *headBufs {
 }
 
 // scatterRows copies rows [row0, row0+n) of q, k, v (each [n][H*d] with
-// leading dimension ld) into the head buffers, rotating them.
+// leading dimension ld) into the head buffers, rotating them. Head by head,
+// the keys of each key block's run of rows are rotated into a row-major
+// scratch and transposed into kt with the 8 x 8 kernel: one scalar store per
+// element, 256 bytes apart, had been a tenth of the attention at L = 4,096.
 func (b *headBufs) scatterRows(s *attnShape, row0, n int, q, k, v []float32, ld int) {
-	d, P, L := s.d, s.d/2, s.L
+	d, L, nkb, lp := s.d, s.L, s.nkb(), s.lpad()
 	scale := float32(1 / math.Sqrt(float64(d)))
-	for r := 0; r < n; r++ {
-		i := row0 + r
-		kb := i / blockK
-		jr := i - kb*blockK // column inside the transposed key block
-		for h := 0; h < s.H; h++ {
-			qi, ki, vi := q[r*ld+h*d:r*ld+h*d+d], k[r*ld+h*d:r*ld+h*d+d], v[r*ld+h*d:r*ld+h*d+d]
-			qo := b.q[(h*L+i)*d : (h*L+i)*d+d]
-			kto := b.kt[(h*s.nkb()+kb)*d*blockK:]
-			vo := b.v[(h*s.lpad()+i)*d : (h*s.lpad()+i)*d+d]
+	kr := keyRows.get(d)
+	defer keyRows.put(kr)
+	for h := 0; h < s.H; h++ {
+		for r0 := 0; r0 < n; { // one key block's run of rows at a time
+			i0 := row0 + r0
+			kb, jr0 := i0/blockK, i0%blockK
+			nr := min(n-r0, blockK-jr0)
+			kt := b.kt[(h*nkb+kb)*d*blockK+jr0:]
+			q0, v0 := b.q[(h*L+i0)*d:], b.v[(h*lp+i0)*d:]
+			src := r0*ld + h*d
 			if s.cs == nil {
-				for c := 0; c < d; c++ {
-					qo[c] = qi[c] * scale
-					kto[c*blockK+jr] = ki[c]
+				for r := 0; r < nr; r++ {
+					copy(q0[r*d:(r+1)*d], q[src+r*ld:])
+					copy(v0[r*d:(r+1)*d], v[src+r*ld:])
 				}
-				copy(vo, vi)
-				continue
-			}
-			cs := s.cs[(i*s.H+h)*d : (i*s.H+h)*d+d]
-			for p := 0; p < P; p++ {
-				c, sn := cs[2*p], cs[2*p+1]
-				q0, q1 := qi[2*p], qi[2*p+1]
-				qo[2*p], qo[2*p+1] = (q0*c-q1*sn)*scale, (q0*sn+q1*c)*scale
-				k0, k1 := ki[2*p], ki[2*p+1]
-				kto[2*p*blockK+jr], kto[(2*p+1)*blockK+jr] = k0*c-k1*sn, k0*sn+k1*c
+				native.Scale(q0[:nr*d], scale)
+				native.TransposeInto(kt, blockK, k[src:], ld, nr, d)
+			} else {
+				cs, ldc := s.cs[(i0*s.H+h)*d:], s.H*d
+				native.RotateRows(q0, d, q[src:], ld, cs, ldc, nr, d, scale)
+				native.RotateRows(kr, d, k[src:], ld, cs, ldc, nr, d, 1)
 				if s.valueRot {
-					v0, v1 := vi[2*p], vi[2*p+1]
-					vo[2*p], vo[2*p+1] = v0*c-v1*sn, v0*sn+v1*c
+					native.RotateRows(v0, d, v[src:], ld, cs, ldc, nr, d, 1)
+				} else {
+					for r := 0; r < nr; r++ {
+						copy(v0[r*d:(r+1)*d], v[src+r*ld:])
+					}
 				}
+				native.TransposeInto(kt, blockK, kr, d, nr, d)
 			}
-			if !s.valueRot {
-				copy(vo, vi)
-			}
+			r0 += nr
 		}
 	}
 }
+
+// keyRows holds one key block's rotated keys, row-major, before scatterRows
+// transposes them.
+var keyRows = newScratchPool(func(d int) []float32 { return make([]float32, blockK*d) },
+	func(x []float32, d int) bool { return len(x) == blockK*d })
 
 // attnScratch is one worker's memory: a score block and the running state.
 type attnScratch struct {
@@ -134,31 +143,36 @@ func (b *headBufs) scores(s *attnShape, w *attnScratch, h, i0, nq, kb int) {
 	}
 }
 
-// attendBlock runs one work item: query block qb of head h, writing the
-// normalised (and, for value transport, un-rotated) output rows into out
-// ([L][H*d]), and with w.stats set the diagnostics of its rows.
-func (b *headBufs) attendBlock(s *attnShape, w *attnScratch, h, qb int, out []float32) {
-	d, D := s.d, s.H*s.d
-	i0 := qb * blockQ
-	nq := min(blockQ, s.L-i0)
+// beginBlock resets w's running state for nq query rows of d values.
+func beginBlock(w *attnScratch, nq, d int) {
 	ninf := float32(math.Inf(-1))
 	for r := range w.m {
 		w.m[r], w.l[r], w.f[r] = ninf, 0, ninf // rows >= nq stay inert
 	}
 	clear(w.o[:nq*d])
 	startDiag(w, nq)
-	last := (i0 + nq - 1) / blockK
-	for kb := 0; kb <= last; kb++ {
-		b.scores(s, w, h, i0, nq, kb)
-		softmaxStep(w, i0, nq, kb*blockK)
-		nk := min(blockK, i0+nq-kb*blockK)
-		vb := b.v[(h*s.lpad()+kb*blockK)*d:]
-		if kb == 0 {
-			native.PVBlock(w.o, w.sc, vb, nq, d, blockK, nk)
-		} else {
-			native.PVBlockScaled(w.o, w.sc, vb, nq, d, blockK, nk, w.f)
-		}
+}
+
+// stepBlock takes query rows [i0, i0+nq) of head h through key block kb:
+// scores, the online-softmax step, and the probabilities times values.
+func (b *headBufs) stepBlock(s *attnShape, w *attnScratch, h, i0, nq, kb int) {
+	d := s.d
+	b.scores(s, w, h, i0, nq, kb)
+	softmaxStep(w, i0, nq, kb*blockK)
+	nk := min(blockK, i0+nq-kb*blockK)
+	vb := b.v[(h*s.lpad()+kb*blockK)*d:]
+	if kb == 0 {
+		native.PVBlock(w.o, w.sc, vb, nq, d, blockK, nk)
+	} else {
+		native.PVBlockScaled(w.o, w.sc, vb, nq, d, blockK, nk, w.f)
 	}
+}
+
+// finishBlock writes the normalised (and, for value transport, un-rotated)
+// output rows [i0, i0+nq) of head h into out ([L][H*d]), and with w.stats
+// set the diagnostics of those rows.
+func (b *headBufs) finishBlock(s *attnShape, w *attnScratch, h, i0, nq int, out []float32) {
+	d, D := s.d, s.H*s.d
 	for r := 0; r < nq; r++ {
 		i := i0 + r
 		inv := 1 / w.l[r]
@@ -180,6 +194,32 @@ func (b *headBufs) attendBlock(s *attnShape, w *attnScratch, h, qb int, out []fl
 	finishDiag(w, i0, nq)
 }
 
+// attendGroup runs one work item: query blocks [qb0, qb0+len(ws)) of head
+// h, each with its own scratch, walking the key blocks once for all of
+// them, so that each key and value block is read from memory once per
+// group and then from cache. Every query block meets the key blocks in the
+// same order with the same operations as alone: grouping changes no bit.
+func (b *headBufs) attendGroup(s *attnShape, ws []*attnScratch, h, qb0 int, out []float32) {
+	i0s, nqs := [groupQ]int{}, [groupQ]int{}
+	last := 0
+	for g, w := range ws {
+		i0s[g] = (qb0 + g) * blockQ
+		nqs[g] = min(blockQ, s.L-i0s[g])
+		beginBlock(w, nqs[g], s.d)
+		last = (i0s[g] + nqs[g] - 1) / blockK
+	}
+	for kb := 0; kb <= last; kb++ {
+		for g, w := range ws {
+			if kb*blockK <= i0s[g]+nqs[g]-1 {
+				b.stepBlock(s, w, h, i0s[g], nqs[g], kb)
+			}
+		}
+	}
+	for g, w := range ws {
+		b.finishBlock(s, w, h, i0s[g], nqs[g], out)
+	}
+}
+
 // onlineSoftmax turns the score block (plus the offsets, when w.offB is
 // set) into exp(s - m_new) and updates the running max m, sum l and
 // rescale factors f of each row.
@@ -191,20 +231,34 @@ func onlineSoftmax(w *attnScratch, nq int) {
 	native.OnlineSoftmax64(w.sc, nq, w.m, w.l, w.f, w.rs)
 }
 
+// groupQ is the most query blocks a work item takes through the key
+// blocks together (attendGroup).
+const groupQ = 4
+
 // attend runs the attention of one layer on all work items.
 func (b *headBufs) attend(s *attnShape, out []float32, workers int, diag *layerDiag) {
 	nqb := (s.L + blockQ - 1) / blockQ
-	n := s.H * nqb
+	ng := (nqb + groupQ - 1) / groupQ
+	n := s.H * ng
 	native.ParallelFor(n, workers, func(t int) {
-		// Largest first: item t is query block nqb-1-t/H of head t%H.
-		h, qb := t%s.H, nqb-1-t/s.H
-		w := attnScratches.get(s.d)
-		w.stats = nil
-		if diag != nil {
-			w.stats = &diag.heads[h]
+		// Largest first: item t is group ng-1-t/H of head t%H; the groups
+		// are counted from the end, so a short group is the first one.
+		h, gr := t%s.H, ng-1-t/s.H
+		qb1 := nqb - (ng-1-gr)*groupQ
+		qb0 := max(0, qb1-groupQ)
+		var ws [groupQ]*attnScratch
+		for g := range qb1 - qb0 {
+			w := attnScratches.get(s.d)
+			w.stats = nil
+			if diag != nil {
+				w.stats = &diag.heads[h]
+			}
+			ws[g] = w
 		}
-		b.attendBlock(s, w, h, qb, out)
-		attnScratches.put(w)
+		b.attendGroup(s, ws[:qb1-qb0], h, qb0, out)
+		for _, w := range ws[:qb1-qb0] {
+			attnScratches.put(w)
+		}
 	})
 }
 
