@@ -35,6 +35,8 @@ func main() {
 	kern(6, 4, true)
 	kern(6, 2, true)
 	kern(12, 2, true)
+	kern(4, 4, true)
+	kern(4, 2, true)
 	expShift()
 	maxKernel()
 	gelu()

@@ -99,11 +99,11 @@ func maxOf(x []float32) float32 {
 	return maxOfGeneric(x)
 }
 
-// rowTile is the height of the micro-kernel tile that mmAsm runs from row
-// i of m rows at column width w: 12 at w = 32 while 12 rows remain, else
-// 6, but 4 when 4 or 8 rows remain (m = 6n + 2 gives up one 6-row tile for
-// two 4-row tiles rather than a padded copy), and the tail (< 6 rows) as
-// it is. Gemm's triangular limits (gemmTiles.rows) apply per such tile.
+// rowTile is the height of the micro-kernel tile that mmAsm and mmAsmT
+// run from row i of m rows at column width w: 12 at w = 32 while 12 rows
+// remain, else 6, but 4 when 4 or 8 rows remain (m = 6n + 2 gives up one
+// 6-row tile for two 4-row tiles rather than a padded copy), and the tail
+// (< 6 rows) as it is. Gemm's triangular limits (gemmTiles.rows) apply per such tile.
 func rowTile(m, w, i int) int {
 	switch left := m - i; {
 	case w == panelWidth/2 && left >= 12:

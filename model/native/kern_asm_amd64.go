@@ -241,23 +241,21 @@ func ptr(x []float32, off int) *float32 {
 // mmAsmT is mmAsm with A stored transposed: op(A)[i][kk] = a[kk*lda+i].
 func mmAsmT(c []float32, ldc int, a []float32, lda int, b []float32, ldb int, m, k, w, mode int, scale []float32) {
 	var sp *float32
-	i := 0
-	if w == 32 {
-		for ; i+12 <= m; i += 12 {
-			if mode == modeScale {
-				sp = &scale[i]
-			}
-			kern12x32T(ptr(a, i), lda, ptr(b, 0), ldb, k, ptr(c, i*ldc), ldc, sp, mode)
-		}
-	}
-	for ; i+6 <= m; i += 6 {
+	for i, r := 0, 0; i < m; i += r {
+		r = rowTile(m, w, i)
 		if mode == modeScale {
 			sp = &scale[i]
 		}
-		kern6T(w, ptr(a, i), lda, ptr(b, 0), ldb, k, ptr(c, i*ldc), ldc, sp, mode)
-	}
-	if i < m {
-		mmTailT(c[i*ldc:], ldc, a[i:], lda, b, ldb, m-i, k, w, mode, scale[min(i, len(scale)):])
+		switch r {
+		case 12:
+			kern12x32T(ptr(a, i), lda, ptr(b, 0), ldb, k, ptr(c, i*ldc), ldc, sp, mode)
+		case 6:
+			kern6T(w, ptr(a, i), lda, ptr(b, 0), ldb, k, ptr(c, i*ldc), ldc, sp, mode)
+		case 4:
+			kern4T(w, ptr(a, i), lda, ptr(b, 0), ldb, k, ptr(c, i*ldc), ldc, sp, mode)
+		default:
+			mmTailT(c[i*ldc:], ldc, a[i:], lda, b, ldb, r, k, w, mode, scale[min(i, len(scale)):])
+		}
 	}
 }
 
