@@ -1,9 +1,11 @@
 package native
 
 // The exported blocks of streaming attention and the row-block GEMM on
-// pre-packed weights, for the evaluator (model/nativeeval; its exp is
-// ExpShift in train_api.go). Thin wrappers (inlined) over the
-// dispatching kernels of kern.go; their contracts are those functions'.
+// pre-packed weights, for the evaluator (model/nativeeval). Thin wrappers
+// (inlined) over the dispatching kernels of kern.go; their contracts are
+// those functions'. The online-softmax steps' assembly has its own exp
+// (softmaxExpSteps in gen_kern_amd64.go); their portable form uses
+// ExpShift's, so the two kernel sets agree to a few ulp, not bit for bit.
 
 // PackedB is a K x N matrix packed into 64-column panels for GemmPacked.
 type PackedB = packedB
