@@ -72,6 +72,7 @@ func (t *Trainer) allocChunks(pt *pathTape, rows int) {
 	T, H, d := t.c.Context, t.c.Heads, t.c.DModel/t.c.Heads
 	g, BB, n := newChunkGeom(T, d), pathChunk*pathChunk, rows*H
 	pt.ainv, pt.lneg, pt.zm = t.ar.raw(n*g.nb*BB), t.ar.raw(n*g.nb*BB), t.ar.raw(n*g.nb*pathChunk*g.ld())
+	pt.ww, pt.wk = t.ar.raw(n*g.nb*BB), t.ar.raw(n*g.nb*BB)
 	pt.kb, pt.pb, pt.xb = t.ar.raw(n*T*d), t.ar.raw(n*g.nb*d*d), t.ar.raw(n*g.xrows()*d)
 	pt.kbt, pt.pbt = t.ar.raw(n*T*d), t.ar.raw(n*g.nb*d*d)
 }
@@ -99,6 +100,7 @@ type pathView struct {
 	q, k, w, beta       []float32
 	ainv                []float32 // [nb][64][64] A'
 	lneg                []float32 // [nb][64][64] -L = -tril(Q W^T)
+	ww, wk              []float32 // [nb][64][64] tril(W W^T), tril(W K^T): N and R before the betas (dbeta reads them)
 	zm                  []float32 // [nb][64][ld] [Z | M]
 	kb                  []float32 // [T][d] K~
 	pb                  []float32 // [nb][d][d] P
@@ -117,7 +119,7 @@ func (t *Trainer) pathView(lt *layerTape, bh int) pathView {
 	at := func(x []float32, n int) []float32 { return x[bh*n : (bh+1)*n] }
 	return pathView{T: T, D: D, H: H, d: d, off: b*T*D + h*d, bo: b*T*H + h, g: g,
 		q: lt.q, k: lt.k, w: pt.w, beta: pt.beta,
-		ainv: at(pt.ainv, g.nb*BB), lneg: at(pt.lneg, g.nb*BB), zm: at(pt.zm, g.nb*pathChunk*g.ld()), kb: at(pt.kb, T*d), kbt: at(pt.kbt, T*d),
+		ainv: at(pt.ainv, g.nb*BB), lneg: at(pt.lneg, g.nb*BB), ww: at(pt.ww, g.nb*BB), wk: at(pt.wk, g.nb*BB), zm: at(pt.zm, g.nb*pathChunk*g.ld()), kb: at(pt.kb, T*d), kbt: at(pt.kbt, T*d),
 		pb: at(pt.pb, g.nb*d*d), pbt: at(pt.pbt, g.nb*d*d), xb: at(pt.xb, g.xrows()*d)}
 }
 
@@ -135,10 +137,8 @@ func (p pathView) betaOf(a0, i int) float32 { return p.beta[p.bo+(a0+i)*p.H] }
 // the rows: N and R).
 func (p pathView) maskBeta(m []float32, ld, a0, n int) {
 	for i := 0; i < n; i++ {
-		row, b := m[i*ld:i*ld+n], p.betaOf(a0, i)
-		for j := 0; j < i; j++ {
-			row[j] *= b
-		}
+		row := m[i*ld : i*ld+n]
+		native.Scale(row[:i], p.betaOf(a0, i))
 		clear(row[i:])
 	}
 }
@@ -150,9 +150,7 @@ func (p pathView) lowerQW(m, q, w []float32, n int, sign float32) {
 		TB: true, Tri: native.LowerC})
 	for i := 0; i < n; i++ {
 		row := m[i*pathChunk : i*pathChunk+n]
-		for j := 0; j <= i; j++ {
-			row[j] *= sign
-		}
+		native.Scale(row[:i+1], sign)
 		clear(row[i+1:])
 	}
 }
@@ -182,34 +180,37 @@ func (t *Trainer) pathPrepare(lt *layerTape, bh int) *pathForward {
 		qa, ka, wa := p.q[o:], p.k[o:], p.w[o:]
 		ainv, lneg, zm := p.ainv[a*BB:(a+1)*BB], p.lneg[a*BB:(a+1)*BB], p.zmOf(a)
 		kta := p.kb[a0*d:]
-		runGemm1(native.Gemm{C: nm, A: wa, B: wa, M: n, K: d, N: n, Ldc: B, Lda: D, Ldb: D, TB: true, Tri: native.LowerC})
+		ww, wk := p.ww[a*BB:(a+1)*BB], p.wk[a*BB:(a+1)*BB]
+		runGemm1(native.Gemm{C: ww, A: wa, B: wa, M: n, K: d, N: n, Ldc: B, Lda: D, Ldb: D, TB: true, Tri: native.LowerC})
+		for i := 0; i < n; i++ { // maskBeta reads the strict lower part
+			copy(nm[i*B:i*B+i], ww[i*B:i*B+i])
+		}
 		p.maskBeta(nm, B, a0, n)
 		// The right-hand sides [D W | R] side by side: one solve for both.
 		for i := 0; i < n; i++ {
-			b := p.betaOf(a0, i)
-			for c, x := range wa[i*D : i*D+d] {
-				rhs[i*ld+c] = b * x
-			}
+			copy(rhs[i*ld:i*ld+d], wa[i*D:i*D+d])
+			native.Scale(rhs[i*ld:i*ld+d], p.betaOf(a0, i))
 		}
-		runGemm1(native.Gemm{C: rhs[d:], A: wa, B: ka, M: n, K: d, N: n, Ldc: ld, Lda: D, Ldb: D, TB: true, Tri: native.LowerC})
+		runGemm1(native.Gemm{C: wk, A: wa, B: ka, M: n, K: d, N: n, Ldc: B, Lda: D, Ldb: D, TB: true, Tri: native.LowerC})
+		for i := 0; i < n; i++ {
+			copy(rhs[d+i*ld:d+i*ld+i], wk[i*B:i*B+i])
+		}
 		p.maskBeta(rhs[d:], ld, a0, n)
 		unitLowerInverse(ainv, nm, n, B, inv)
 		runGemm1(native.Gemm{C: zm, A: ainv, B: rhs, M: n, K: n, N: d + n, Ldc: ld, Lda: B, Ldb: ld, Tri: native.LowerA})
 		runGemm1(native.Gemm{C: tmp, A: zm[d:], B: wa, M: n, K: n, N: d, Lda: ld, Ldb: D, TA: true, Tri: native.UpperA})
-		for i := 0; i < n; i++ { // K~ = K - M^T W
-			for c, x := range ka[i*D : i*D+d] {
-				kta[i*d+c] = x - tmp[i*d+c]
-			}
+		native.Scale(tmp[:n*d], -1) // K~ = K - M^T W, as K + (-M^T W): the same bits
+		for i := 0; i < n; i++ {
+			copy(kta[i*d:(i+1)*d], ka[i*D:i*D+d])
 		}
+		native.Add(kta[:n*d], tmp[:n*d])
 		if a <= g.nb-2 { // full blocks only: the last one has no later queries
 			native.Transpose(p.kbt[a0*d:(a0+B)*d], kta[:B*d], B, d)
 		}
 		if a >= 1 && a <= g.nb-2 { // P = I - W^T Z, for the queries that leave the block
 			pa := p.pb[a*d*d : (a+1)*d*d]
 			runGemm1(native.Gemm{C: pa, A: wa, B: zm, M: d, K: n, N: d, Lda: D, Ldb: ld, TA: true})
-			for i := range pa {
-				pa[i] = -pa[i]
-			}
+			native.Scale(pa, -1)
 			for i := 0; i < d; i++ {
 				pa[i*d+i]++
 			}
@@ -223,10 +224,9 @@ func (t *Trainer) pathPrepare(lt *layerTape, bh int) *pathForward {
 		if a >= 1 {
 			u := p.xb[g.xoff(a-1)*d:]
 			for i := 0; i < n; i++ {
-				ur, qr, lr := u[i*d:(i+1)*d], qa[i*D:i*D+d], dg[i*ld:i*ld+d]
-				for c := range ur {
-					ur[c] = qr[c] + lr[c]
-				}
+				ur := u[i*d : (i+1)*d]
+				copy(ur, qa[i*D:i*D+d])
+				native.Add(ur, dg[i*ld:i*ld+d])
 			}
 		}
 	}

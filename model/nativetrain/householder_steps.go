@@ -27,6 +27,7 @@ type pathTape struct {
 	// the carried keys K~ ([T][d]), the blocks' products P ([nb][d][d]) and
 	// the carried queries X_a (a stack of chunkGeom.xrows rows of d).
 	ainv, lneg, zm, kb, pb, xb []float32
+	ww, wk                     []float32 // each block's tril(W W^T) and tril(W K^T) before the betas
 	kbt, pbt                   []float32 // K~ and P transposed (pathView)
 }
 

@@ -17,16 +17,37 @@ const invBase = 32
 func unitLowerInverse(y, nm []float32, n, ld int, tmp []float32) {
 	if n <= invBase {
 		// Row i of the inverse is e_i - sum_{s<i} nm_is y_s (y_s is zero
-		// past column s).
+		// past column s), the terms of each element in order of s; four
+		// rows s at a time over the columns all four reach, so that each
+		// element is loaded and stored once per four terms.
 		for i := 0; i < n; i++ {
 			yi := y[i*ld : i*ld+n]
 			clear(yi)
 			yi[i] = 1
 			ni := nm[i*ld : i*ld+i]
-			for s, v := range ni {
-				c := -v
-				for j, x := range y[s*ld : s*ld+s+1] {
-					yi[j] += c * x
+			s := 0
+			for ; s+4 <= i; s += 4 {
+				c0, c1, c2, c3 := -ni[s], -ni[s+1], -ni[s+2], -ni[s+3]
+				y0 := y[s*ld : s*ld+s+1]
+				y1 := y[(s+1)*ld : (s+1)*ld+s+2]
+				y2 := y[(s+2)*ld : (s+2)*ld+s+3]
+				y3 := y[(s+3)*ld : (s+3)*ld+s+4]
+				yr := yi[:len(y0)]
+				y1, y2, y3 = y1[:len(yr)+1], y2[:len(yr)+2], y3[:len(yr)+3]
+				for j := range yr {
+					yr[j] = yr[j] + c0*y0[j] + c1*y1[j] + c2*y2[j] + c3*y3[j]
+				}
+				// Column s+1 on gets terms from rows s+1.. only.
+				yi[s+1] = yi[s+1] + c1*y1[s+1] + c2*y2[s+1] + c3*y3[s+1]
+				yi[s+2] = yi[s+2] + c2*y2[s+2] + c3*y3[s+2]
+				yi[s+3] += c3 * y3[s+3]
+			}
+			for ; s < i; s++ {
+				c := -ni[s]
+				ys := y[s*ld : s*ld+s+1]
+				yr := yi[:len(ys)]
+				for j, x := range ys {
+					yr[j] += c * x
 				}
 			}
 		}
