@@ -30,9 +30,7 @@ func (t *Trainer) attentionBackwardPath(lt *layerTape, dO, dq, dk, dv, dw, dbeta
 		dS := pg.dS
 		g0 := (bh/H)*T*H + bh%H // position 0 of this window and head in dG
 		// ng is -dG of this window and head, contiguous, so that a row of
-		// dS goes in as one vector pass (dG itself has stride H). Negation
-		// is exact and rounding symmetric: -ng is bitwise the dG that
-		// subtracting each x and adding each r in the same order gives.
+		// dS goes in as one vector pass (dG itself has stride H).
 		ng := pg.ng
 		clear(ng)
 		for cb := p.g.nb - 1; cb >= 0; cb-- {
@@ -49,13 +47,11 @@ func (t *Trainer) attentionBackwardPath(lt *layerTape, dO, dq, dk, dv, dw, dbeta
 				row := dS[(i-i0)*T : (i-i0+1)*T]
 				t.softmaxGradRow(row, P[i*T:(i+1)*T], dO[off+i*D:off+i*D+d], lt.o[off+i*D:off+i*D+d], i, i1, scale)
 				if dG != nil {
-					// s_ij += G_i - G_j: dG_i = sum_j dS_ij - sum_k dS_ki.
-					var r float32
-					for _, x := range row[:i+1] {
-						r += x
-					}
+					// s_ij += G_i - G_j: dG_i = sum_j dS_ij - sum_k dS_ki,
+					// whose first sum is 0: a softmax row's gradient sums
+					// to 0 (sum_j p_j (dP_j - rd) with rd = sum_j p_j dP_j).
+					// Summing it added only rounding, one scalar add per score.
 					native.Add(ng[:i+1], row[:i+1])
-					ng[i] -= r
 				}
 			}
 			t.pathCarryRows(p, cb, pg)
