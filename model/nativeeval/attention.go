@@ -59,8 +59,9 @@ func newHeadBufs(s *attnShape) *headBufs {
 func (b *headBufs) scatterRows(s *attnShape, row0, n int, q, k, v []float32, ld int) {
 	d, L, nkb, lp := s.d, s.L, s.nkb(), s.lpad()
 	scale := float32(1 / math.Sqrt(float64(d)))
-	kr := keyRows.get(d)
-	defer keyRows.put(kr)
+	krp := keyRows.get(d)
+	defer keyRows.put(krp)
+	kr := *krp
 	for h := 0; h < s.H; h++ {
 		for r0 := 0; r0 < n; { // one key block's run of rows at a time
 			i0 := row0 + r0
@@ -96,8 +97,10 @@ func (b *headBufs) scatterRows(s *attnShape, row0, n int, q, k, v []float32, ld 
 
 // keyRows holds one key block's rotated keys, row-major, before scatterRows
 // transposes them.
-var keyRows = newScratchPool(func(d int) []float32 { return make([]float32, blockK*d) },
-	func(x []float32, d int) bool { return len(x) == blockK*d })
+// A pointer, so that putting it back allocates nothing (a slice in an
+// interface is boxed).
+var keyRows = newScratchPool(func(d int) *[]float32 { x := make([]float32, blockK*d); return &x },
+	func(x *[]float32, d int) bool { return len(*x) == blockK*d })
 
 // attnScratch is one worker's memory: a score block and the running state.
 type attnScratch struct {
@@ -262,6 +265,6 @@ func (b *headBufs) attend(s *attnShape, out []float32, workers int, diag *layerD
 	})
 }
 
-// attnScratches keeps the workers' scratch (attendBlock resets the running
+// attnScratches keeps the workers' scratch (beginBlock resets the running
 // state, the diagnostics clear their sums).
 var attnScratches = newScratchPool(newAttnScratch, func(w *attnScratch, d int) bool { return len(w.o) == blockQ*d })
