@@ -11,7 +11,7 @@ PROFILE ?= cpu
 BENCH_DIR := .routebench/bench
 GO_SOURCES := $(shell find . -name '*.go' -not -path './.cache/*' -not -path './.routebench/*') go.mod go.sum pipeline/moddeps.json
 
-.PHONY: all setup modules moddeps corpus build gpu-binary gpu-bundle gpu-check-dryrun key-parity test-xla portable bench-paper-eval reproduce smoke gate baseline sweep-smoke study-gap study-scale study-scale-512 test test-short test-slurm slurm-packages bench bench-compare bench-speed step-profile clean clean-store
+.PHONY: all setup modules moddeps corpus build gpu-binary gpu-bundle gpu-check-dryrun key-parity test-xla portable bench-paper-eval reproduce smoke gate baseline sweep-smoke study-gap study-scale study-scale-512 test test-short test-slurm slurm-packages bench bench-compare bench-speed step-profile flop-count clean clean-store
 
 all: build
 
@@ -143,6 +143,8 @@ baseline: smoke
 test: setup test-xla portable
 	$(GO) vet ./...
 	CI=$${CI:-1} $(GO) test -timeout 60m ./...
+	$(GO) vet -tags $(TAGS),flopcount ./model/native/ ./model/nativetrain/
+	$(GO) test -tags $(TAGS),flopcount -run 'TestFlopCount' ./model/native/
 
 # The builds no test run here executes: the portable kernels (-tags purego,
 # the Go code a CPU without AVX-512 runs) and arm64, built and vetted (vet
@@ -192,6 +194,12 @@ bench-speed: setup $(BIN)
 # elementwise, optimizer and runtime. ~2-4 minutes on 2 cores.
 step-profile: modules
 	GO=$(GO) bash scripts/step-profile.sh
+
+# The operations the packed kernels run in one training step of every
+# default variant at the protocol shape, and their ratio to rope's: the
+# step-time ratio at equal kernel speed (docs/training.md). ~1 minute.
+flop-count: modules
+	$(GO) test -tags $(TAGS),flopcount -run 'TestFlopCount|TestExecutedFlops' -v ./model/native/ ./model/nativetrain/
 
 bench-compare: $(BIN)
 	@test -n "$(OLD)" -a -n "$(NEW)" || { echo "usage: make bench-compare OLD=<commit> NEW=<commit> (files in $(BENCH_DIR))"; exit 2; }

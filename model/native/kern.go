@@ -134,6 +134,7 @@ func scaleRows(o, f []float32, n, d int) {
 // ldb is bp's row stride: panelWidth for a packed panel, or B's own (only
 // with the assembly kernels: Gemm reads B in place only then).
 func gemmPanel(c []float32, ldc int, a []float32, lda int, bp []float32, ldb, m, k, nc int, acc bool) {
+	countFlops(m, k, nc)
 	if haveAsm {
 		gemmPanelAsm(c, ldc, a, lda, bp, ldb, m, k, nc, acc, false)
 		return
@@ -145,6 +146,7 @@ func gemmPanel(c []float32, ldc int, a []float32, lda int, bp []float32, ldb, m,
 // a[kk*lda+i]. Only the assembly kernels read A that way (transposedA says
 // when); the portable path transposes A first.
 func gemmPanelT(c []float32, ldc int, a []float32, lda int, bp []float32, ldb, m, k, nc int, acc bool) {
+	countFlops(m, k, nc)
 	gemmPanelAsm(c, ldc, a, lda, bp, ldb, m, k, nc, acc, true)
 }
 
