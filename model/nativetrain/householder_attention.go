@@ -181,6 +181,16 @@ func (t *Trainer) pathPrepare(lt *layerTape, bh int) *pathForward {
 		ainv, lneg, zm := p.ainv[a*BB:(a+1)*BB], p.lneg[a*BB:(a+1)*BB], p.zmOf(a)
 		kta := p.kb[a0*d:]
 		ww, wk := p.ww[a*BB:(a+1)*BB], p.wk[a*BB:(a+1)*BB]
+		// The block's tape outputs, cleared before the products write them:
+		// the lines come into cache in one burst of stores, where the
+		// kernels' stores into uncached lines had run the products at a
+		// third of their rate (55-100 against 160-185 GFLOP/s on one core,
+		// a step 1.4-2% faster). Every element is written again below.
+		clear(ww)
+		clear(wk)
+		clear(lneg)
+		clear(ainv)
+		clear(zm)
 		runGemm1(native.Gemm{C: ww, A: wa, B: wa, M: n, K: d, N: n, Ldc: B, Lda: D, Ldb: D, TB: true, Tri: native.LowerC})
 		for i := 0; i < n; i++ { // maskBeta reads the strict lower part
 			copy(nm[i*B:i*B+i], ww[i*B:i*B+i])
