@@ -384,13 +384,21 @@ func rotPairsAsm(u, cos, sin []float32, sign float32) {
 func rotRowsAVX512(dst *float32, ldd int, src *float32, lds int, cs *float32, ldc int, rows int, n int, scale float32, signs *[16]float32)
 
 // rotSigns: -1 on the first lane of each pair, for rotRows'
-// u0*c + u1*(-s).
-var rotSigns = [16]float32{-1, 1, -1, 1, -1, 1, -1, 1, -1, 1, -1, 1, -1, 1, -1, 1}
+// u0*c + u1*(-s); unrotSigns: -1 on the second, for u1*c + u0*(-s).
+var (
+	rotSigns   = [16]float32{-1, 1, -1, 1, -1, 1, -1, 1, -1, 1, -1, 1, -1, 1, -1, 1}
+	unrotSigns = [16]float32{1, -1, 1, -1, 1, -1, 1, -1, 1, -1, 1, -1, 1, -1, 1, -1}
+)
 
-// rotRowsAsm is RotateRows on columns [0, n) of each row, n a nonzero
-// multiple of 16 (the caller checks the slices' lengths).
-func rotRowsAsm(dst []float32, ldd int, src []float32, lds int, cs []float32, ldc, rows, n int, scale float32) {
-	rotRowsAVX512(&dst[0], ldd, &src[0], lds, &cs[0], ldc, rows, n, scale, &rotSigns)
+// rotRowsAsm is RotateRows (UnrotateRows with inverse) on columns [0, n)
+// of each row, n a nonzero multiple of 16 (the caller checks the slices'
+// lengths).
+func rotRowsAsm(dst []float32, ldd int, src []float32, lds int, cs []float32, ldc, rows, n int, scale float32, inverse bool) {
+	signs := &rotSigns
+	if inverse {
+		signs = &unrotSigns
+	}
+	rotRowsAVX512(&dst[0], ldd, &src[0], lds, &cs[0], ldc, rows, n, scale, signs)
 }
 
 //go:noescape

@@ -39,7 +39,7 @@ func addMulAsm(dst, a, b []float32)                     { panic("native: no asse
 func normScaleAsm(nr, ar, x, g []float32, r float32)    { panic("native: no assembly kernels") }
 func normGradAsm(xr, nr, res []float32, r, dot float32) { panic("native: no assembly kernels") }
 func rotPairsAsm(u, cos, sin []float32, sign float32)   { panic("native: no assembly kernels") }
-func rotRowsAsm(dst []float32, ldd int, src []float32, lds int, cs []float32, ldc, rows, n int, scale float32) {
+func rotRowsAsm(dst []float32, ldd int, src []float32, lds int, cs []float32, ldc, rows, n int, scale float32, inverse bool) {
 	panic("native: no assembly kernels")
 }
 func geluGradMulAsm(du, u, th []float32) { panic("native: no assembly kernels") }

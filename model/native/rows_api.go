@@ -164,13 +164,24 @@ func RotatePairs(u, cos, sin []float32, sign float32) {
 // (u0*s + u1*c)*scale, the same bits as those expressions in Go. n is
 // even; it panics when a row reaches past its slice.
 func RotateRows(dst []float32, ldd int, src []float32, lds int, cs []float32, ldc, rows, n int, scale float32) {
+	rotateRows(dst, ldd, src, lds, cs, ldc, rows, n, scale, false)
+}
+
+// UnrotateRows is RotateRows by the opposite angles: (u0*c + u1*s)*scale,
+// (u1*c - u0*s)*scale, the same bits as those expressions in Go (the
+// evaluator's value transport turning its outputs back).
+func UnrotateRows(dst []float32, ldd int, src []float32, lds int, cs []float32, ldc, rows, n int, scale float32) {
+	rotateRows(dst, ldd, src, lds, cs, ldc, rows, n, scale, true)
+}
+
+func rotateRows(dst []float32, ldd int, src []float32, lds int, cs []float32, ldc, rows, n int, scale float32, inverse bool) {
 	if rows <= 0 || n <= 0 {
 		return
 	}
 	_, _, _ = dst[(rows-1)*ldd+n-1], src[(rows-1)*lds+n-1], cs[(rows-1)*ldc+n-1]
 	j0 := 0
 	if n16 := n &^ 15; haveAsm && n16 > 0 {
-		rotRowsAsm(dst, ldd, src, lds, cs, ldc, rows, n16, scale)
+		rotRowsAsm(dst, ldd, src, lds, cs, ldc, rows, n16, scale, inverse)
 		j0 = n16
 	}
 	for r := 0; r < rows; r++ {
@@ -178,7 +189,11 @@ func RotateRows(dst []float32, ldd int, src []float32, lds int, cs []float32, ld
 		for e := j0; e+1 < n; e += 2 {
 			co, si := c[e], c[e+1]
 			u0, u1 := x[e], x[e+1]
-			d[e], d[e+1] = (u0*co-u1*si)*scale, (u0*si+u1*co)*scale
+			if inverse {
+				d[e], d[e+1] = (u0*co+u1*si)*scale, (u1*co-u0*si)*scale
+			} else {
+				d[e], d[e+1] = (u0*co-u1*si)*scale, (u0*si+u1*co)*scale
+			}
 		}
 	}
 }

@@ -262,37 +262,47 @@ func onBothSets(run func() []float32) (got [2][]float32) {
 	return got
 }
 
-// TestRotateRows checks RotateRows bit for bit against its Go expressions
-// (u0*c - u1*s)*scale, (u0*s + u1*c)*scale, on strided rows whose length is
-// and is not a multiple of 16 (the assembly's part and the Go tail), and
-// that it writes nothing between the rows.
+// TestRotateRows checks RotateRows and UnrotateRows bit for bit against
+// their Go expressions, (u0*c - u1*s)*scale, (u0*s + u1*c)*scale and
+// (u0*c + u1*s)*scale, (u1*c - u0*s)*scale, on strided rows whose length
+// is and is not a multiple of 16 (the assembly's part and the Go tail),
+// and that they write nothing between the rows.
 func TestRotateRows(t *testing.T) {
 	forEachKernelSet(t, func(t *testing.T) {
 		r := rand.New(rand.NewPCG(5, 6))
-		for _, n := range []int{2, 16, 32, 38} {
-			const rows = 5
-			lds, ldc, ldd := n+6, n+4, n+2
-			src, cs := randSlice(r, rows*lds, 1), randSlice(r, rows*ldc, 1)
-			for _, scale := range []float32{1, 0.1767767} {
-				dst := make([]float32, rows*ldd)
-				for i := range dst {
-					dst[i] = 7
-				}
-				RotateRows(dst, ldd, src, lds, cs, ldc, rows, n, scale)
-				for i := 0; i < rows; i++ {
-					for e := 0; e < ldd; e += 2 {
-						g0, g1 := dst[i*ldd+e], dst[i*ldd+e+1]
-						if e >= n {
-							if g0 != 7 || g1 != 7 {
-								t.Fatalf("n=%d row %d: wrote %v %v past the row", n, i, g0, g1)
+		for _, inverse := range []bool{false, true} {
+			rotate, name := RotateRows, "RotateRows"
+			if inverse {
+				rotate, name = UnrotateRows, "UnrotateRows"
+			}
+			for _, n := range []int{2, 16, 32, 38} {
+				const rows = 5
+				lds, ldc, ldd := n+6, n+4, n+2
+				src, cs := randSlice(r, rows*lds, 1), randSlice(r, rows*ldc, 1)
+				for _, scale := range []float32{1, 0.1767767} {
+					dst := make([]float32, rows*ldd)
+					for i := range dst {
+						dst[i] = 7
+					}
+					rotate(dst, ldd, src, lds, cs, ldc, rows, n, scale)
+					for i := 0; i < rows; i++ {
+						for e := 0; e < ldd; e += 2 {
+							g0, g1 := dst[i*ldd+e], dst[i*ldd+e+1]
+							if e >= n {
+								if g0 != 7 || g1 != 7 {
+									t.Fatalf("%s n=%d row %d: wrote %v %v past the row", name, n, i, g0, g1)
+								}
+								continue
 							}
-							continue
-						}
-						c, s := cs[i*ldc+e], cs[i*ldc+e+1]
-						u0, u1 := src[i*lds+e], src[i*lds+e+1]
-						w0, w1 := (u0*c-u1*s)*scale, (u0*s+u1*c)*scale
-						if math.Float32bits(g0) != math.Float32bits(w0) || math.Float32bits(g1) != math.Float32bits(w1) {
-							t.Fatalf("n=%d scale=%v row %d pair %d: %v %v, want %v %v", n, scale, i, e/2, g0, g1, w0, w1)
+							c, s := cs[i*ldc+e], cs[i*ldc+e+1]
+							u0, u1 := src[i*lds+e], src[i*lds+e+1]
+							w0, w1 := (u0*c-u1*s)*scale, (u0*s+u1*c)*scale
+							if inverse {
+								w0, w1 = (u0*c+u1*s)*scale, (u1*c-u0*s)*scale
+							}
+							if math.Float32bits(g0) != math.Float32bits(w0) || math.Float32bits(g1) != math.Float32bits(w1) {
+								t.Fatalf("%s n=%d scale=%v row %d pair %d: %v %v, want %v %v", name, n, scale, i, e/2, g0, g1, w0, w1)
+							}
 						}
 					}
 				}
