@@ -20,7 +20,7 @@ import (
 // largest first from a shared counter, which balances the triangular
 // (causal) costs across cores.
 //
-// Version v8; each version's idea and measured speed are in
+// Version v9; each version's idea and measured speed are in
 // docs/performance-history.md.
 
 const (

@@ -19,8 +19,10 @@ import "routebench/model/native"
 // end, X_a = [U0_{a+1}; X_{a+1} P_{a+1}] (one d x d product per later
 // block), give S[after a, a] = X_a K~_a^T. Per (query, key) pair that is
 // the score's 2d flops plus the carry's 2d^2 / pathChunk; the blocks add
-// about 10 pathChunk^2 d per block. The tape keeps A', -L, M, Z, K~, P and the
-// X_a (T^2 d / (2 pathChunk) floats per head).
+// about 10 pathChunk^2 d per block. The tape keeps A', -L, M, Z, K~, P, the
+// X_a (T^2 d / (2 pathChunk) floats per head) and tril(W W^T), tril(W K^T)
+// (N and R before the betas, which dbeta reads; the backward pass does not
+// recompute them).
 //
 // The backward pass (householder_backward.go) takes query blocks newest
 // first, one block of dS rows (lower triangular) at a time. For query block
