@@ -136,16 +136,23 @@ func (b *headBufs) scores(s *attnShape, w *attnScratch, h, i0, nq, kb int) {
 		}
 	}
 	if j0+blockK-1 > i0 { // the block reaches past some query: causal mask
-		for r := 0; r < nq; r++ {
-			if j := max(0, i0+r-j0+1); j < blockK {
-				copy(w.sc[r*blockK+j:(r+1)*blockK], negInfRow[j:])
-			}
+		maskFrom(w.sc, nq, i0-j0+1)
+	}
+}
+
+// maskFrom sets scores [r][j] with j >= r + c to -Inf, for the rows r < nq
+// of a score block: the causal mask of a block whose first key is c - 1
+// positions before its first query.
+func maskFrom(sc []float32, nq, c int) {
+	for r := 0; r < nq; r++ {
+		if j := max(0, r+c); j < blockK {
+			copy(sc[r*blockK+j:(r+1)*blockK], negInfRow[j:])
 		}
 	}
 }
 
-// negInfRow is a score row of -Inf, the source of the causal mask's copies
-// (a scalar store per masked score was 2% of the attention at L = 4,096).
+// negInfRow is a score row of -Inf, the source of maskFrom's copies (a
+// scalar store per masked score was 2% of the attention at L = 4,096).
 var negInfRow = func() (x [blockK]float32) {
 	for j := range x {
 		x[j] = float32(math.Inf(-1))

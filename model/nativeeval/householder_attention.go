@@ -320,12 +320,7 @@ func pathBlock(s *attnShape, bufs *headBufs, st *pathSteps, pb *pathBlocks, w *p
 		clear(w.uw[r*blockK+r+1 : (r+1)*blockK])
 	}
 	native.PVBlock(w.sc, w.uw, pb.mneg[(h*nkb+qb)*blockK*blockK:], nq, blockK, blockK, blockK)
-	for r := 0; r < nq; r++ {
-		row := w.sc[r*blockK : (r+1)*blockK]
-		for j := r + 1; j < blockK; j++ {
-			row[j] = ninf
-		}
-	}
+	maskFrom(w.sc, nq, 1)
 	copy(w.u, qblk)
 	native.PVBlock(w.u, w.uw, pb.zneg[off:], nq, d, blockK, blockK)
 	// The gate adds (G_i - G_j) scale as (G_i - G_ref) scale + (G_ref - G_j)
@@ -375,16 +370,7 @@ func pathBlock(s *attnShape, bufs *headBufs, st *pathSteps, pb *pathBlocks, w *p
 			w.u, w.u2 = w.u2, w.u
 		}
 	}
-	finishDiag(w.attnScratch, i0, nq)
-	D := s.H * d
-	for r := 0; r < nq; r++ {
-		inv := 1 / w.l[r]
-		o := w.o[r*d : (r+1)*d]
-		dst := out[(i0+r)*D+h*d : (i0+r)*D+h*d+d]
-		for c := range dst {
-			dst[c] = o[c] * inv
-		}
-	}
+	bufs.finishBlock(s, w.attnScratch, h, i0, nq, out)
 }
 
 // pathFLOPs is the flop count of PaTH attention on L tokens and H heads of
