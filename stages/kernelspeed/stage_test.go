@@ -11,8 +11,9 @@ import (
 	"routebench/pipeline"
 )
 
-// The stage measures every flavour at every length and writes one table
-// row each with a positive throughput (the figures themselves are
+// The stage measures the GEMM reference and every flavour at every length
+// and writes one table row each with positive wall-clock and per-CPU-second
+// throughputs and a fraction of the reference (the figures themselves are
 // machine-dependent and are not asserted).
 func TestStageMeasuresEveryFlavour(t *testing.T) {
 	cfg := NewConfig([]int{130}, 1)
@@ -26,14 +27,25 @@ func TestStageMeasuresEveryFlavour(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	m := regexp.MustCompile(`Peak: the native GEMM on a 2048\^3 product in the same stage, ([0-9.]+) GFLOP/s \(([0-9.]+) per CPU-second`).FindSubmatch(md)
+	if m == nil {
+		t.Fatalf("no peak in\n%s", md)
+	}
+	for _, g := range m[1:] {
+		if v, _ := strconv.ParseFloat(string(g), 64); v <= 0 {
+			t.Errorf("peak %s, want > 0", g)
+		}
+	}
 	for _, f := range flavours {
-		m := regexp.MustCompile(`\| ` + regexp.QuoteMeta(f.name) + ` \| 130 \| ([0-9.]+) \|`).FindSubmatch(md)
+		m := regexp.MustCompile(`\| ` + regexp.QuoteMeta(f.name) + ` \| 130 \| ([0-9.]+) \| ([0-9.]+) \| ([0-9]+) \| ([0-9.]+)% \|`).FindSubmatch(md)
 		if m == nil {
 			t.Errorf("no row for %s at L=130 in\n%s", f.name, md)
 			continue
 		}
-		if g, _ := strconv.ParseFloat(string(m[1]), 64); g <= 0 {
-			t.Errorf("%s: GFLOP/s %s, want > 0", f.name, m[1])
+		for i, col := range []string{"GFLOP/s", "GFLOP per CPU-s", "tokens/s", "% of peak"} {
+			if g, _ := strconv.ParseFloat(string(m[i+1]), 64); g <= 0 {
+				t.Errorf("%s: %s %s, want > 0", f.name, col, m[i+1])
+			}
 		}
 	}
 	if err := run(rc, NewConfig(nil, 1)); err == nil {
