@@ -11,6 +11,7 @@ import (
 	"routebench/internal/procstat"
 	"routebench/model/native"
 	"routebench/model/nativeeval"
+	"routebench/stages/kernelspeed"
 )
 
 // Shapes of the cpu profile (d_model 128, 4 heads of 32).
@@ -19,20 +20,18 @@ const (
 	benchDHead = 32
 )
 
-// gemmPeak is the yardstick for "fraction of peak": the native GEMM on a
-// 2,048^3 product, measured once per process (make bench-speed puts it at
-// 0.97-0.99 of OpenBLAS's 2-thread sgemm; a fixed OpenBLAS figure here had
-// gone stale, 346 GFLOP/s when written against 380-408 later).
+// gemmPeak is the yardstick for "fraction of peak", the kernelspeed
+// stage's (kernelspeed.PeakProduct), measured once per process: the best
+// of three products, so that the reference is the machine's, not a noisy
+// second's.
 var gemmPeak = sync.OnceValue(func() float64 {
-	const n = 2048
-	r := rand.New(rand.NewPCG(1, 2))
-	a, b, c := randFloats(r, n*n), randFloats(r, n*n), make([]float32, n*n)
-	native.MatMul(c, a, b, n, n, n, false, false, false, 0) // warm
+	product, flops := kernelspeed.PeakProduct()
+	product() // warm
 	best := 0.0
-	for range 3 { // the best of three: the reference is the machine's, not a noisy minute's
+	for range 3 {
 		t0 := time.Now()
-		native.MatMul(c, a, b, n, n, n, false, false, false, 0)
-		best = max(best, 2*n*n*n/time.Since(t0).Seconds()/1e9)
+		product()
+		best = max(best, flops/time.Since(t0).Seconds()/1e9)
 	}
 	return best
 })

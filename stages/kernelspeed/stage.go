@@ -31,12 +31,25 @@ const (
 	MarkdownFile = "kernelspeed.md"
 )
 
-// The yardstick for "fraction of peak": the native GEMM on a 2,048^3
-// product, measured in the same stage, so that a host slower or faster
-// for the minute the stage runs moves both alike (a fixed OpenBLAS figure
-// went stale: 346 GFLOP/s when it was written, 380-408 in later runs of
-// make bench-speed, where the native GEMM ran at 0.97-0.99 of it).
-const peakSize = 2048
+// PeakSize is the edge of PeakProduct's square product.
+const PeakSize = 2048
+
+// PeakProduct is the yardstick for "fraction of peak", here and in
+// benchmarks/: the native GEMM on a PeakSize^3 product of seeded operands,
+// measured beside what it judges, so that a host slower or faster for that
+// minute moves both alike (a fixed OpenBLAS figure went stale: 346 GFLOP/s
+// when it was written, 380-408 in later runs of make bench-speed, where
+// this product ran at 0.97-0.99 of it). run performs one product; flops is
+// its count.
+func PeakProduct() (run func(), flops float64) {
+	r := rand.New(rand.NewPCG(1, 2))
+	n := PeakSize
+	a, b, c := make([]float32, n*n), make([]float32, n*n), make([]float32, n*n)
+	for i := range a {
+		a[i], b[i] = float32(r.NormFloat64()), float32(r.NormFloat64())
+	}
+	return func() { native.MatMul(c, a, b, n, n, n, false, false, false, 0) }, 2 * float64(n) * float64(n) * float64(n)
+}
 
 // Config says which shapes to measure.
 type Config struct {
@@ -121,11 +134,9 @@ func run(rc *pipeline.RunContext, cfg Config) error {
 		}
 		return walls[len(walls)/2], perCPU, nil
 	}
-	pa, pb, pc := peakOperands()
-	n := peakSize
-	peak, peakCPU, err := measure(fmt.Sprintf("Gemm/peak/%dx%dx%d", n, n, n), 2*float64(n)*float64(n)*float64(n), func() {
-		native.MatMul(pc, pa, pb, n, n, n, false, false, false, 0)
-	})
+	product, productFlops := PeakProduct()
+	n := PeakSize
+	peak, peakCPU, err := measure(fmt.Sprintf("Gemm/peak/%dx%dx%d", n, n, n), productFlops, product)
 	if err != nil {
 		return err
 	}
@@ -150,17 +161,6 @@ func run(rc *pipeline.RunContext, cfg Config) error {
 		return err
 	}
 	return os.WriteFile(filepath.Join(rc.OutDir, MarkdownFile), []byte(md.String()), 0o644)
-}
-
-// peakOperands are the reference product's seeded operands and output.
-func peakOperands() (a, b, c []float32) {
-	r := rand.New(rand.NewPCG(1, 2))
-	n := peakSize * peakSize
-	a, b, c = make([]float32, n), make([]float32, n), make([]float32, n)
-	for i := range a {
-		a[i], b[i] = float32(r.NormFloat64()), float32(r.NormFloat64())
-	}
-	return a, b, c
 }
 
 // problem builds a seeded random attention problem of one flavour.
