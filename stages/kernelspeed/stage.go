@@ -97,15 +97,14 @@ func run(rc *pipeline.RunContext, cfg Config) error {
 	}
 	var txt, md strings.Builder
 	fmt.Fprintf(&txt, "goos: %s\ngoarch: %s\ncpu: %s\nkernel: %s\npkg: routebench/model/native\n", runtime.GOOS, runtime.GOARCH, pipeline.CPUModel(), native.KernelName())
-	total := int64((len(flavours)*len(cfg.Lengths) + 1) * cfg.Count)
+	total := int64((len(flavours)*len(cfg.Lengths) + 2) * cfg.Count)
 	var done int64
 	// measure runs f as a benchmark Count times, each line into txt, and
-	// returns the median wall and per-CPU-second rates of flops each.
-	measure := func(name string, flops float64, f func()) (wall, perCPU float64, err error) {
-		var walls, cpus []float64
+	// returns the wall-clock and per-CPU-second rates of flops each, sorted.
+	measure := func(name string, flops float64, f func()) (walls, cpus []float64, err error) {
 		for c := 0; c < cfg.Count; c++ {
 			if err := rc.Context.Err(); err != nil {
-				return 0, 0, err
+				return nil, nil, err
 			}
 			var cpu float64 // CPU seconds of the benchmark's last (reported) run
 			r := testing.Benchmark(func(b *testing.B) {
@@ -128,39 +127,65 @@ func run(rc *pipeline.RunContext, cfg Config) error {
 		}
 		slices.Sort(walls)
 		slices.Sort(cpus)
-		perCPU = math.NaN()
-		if len(cpus) > 0 {
-			perCPU = cpus[len(cpus)/2]
-		}
-		return walls[len(walls)/2], perCPU, nil
+		return walls, cpus, nil
 	}
+	// The reference runs Count times before the attention and Count times
+	// after it, and its best rate is the peak: a host slowed for the
+	// minute of one set of runs (measured: 322.6 GFLOP/s against 400.9 in
+	// the stage's run before) would otherwise inflate every fraction.
 	product, productFlops := PeakProduct()
 	n := PeakSize
-	peak, peakCPU, err := measure(fmt.Sprintf("Gemm/peak/%dx%dx%d", n, n, n), productFlops, product)
+	peakName := fmt.Sprintf("Gemm/peak/%dx%dx%d", n, n, n)
+	peakWalls, peakCPUs, err := measure(peakName, productFlops, product)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(&md, "Native streaming attention (%d heads x d_head %d, causal; FLOPs = 4 L^2/2 d per head; PaTH's as its evaluator spends them, 4d + 2d^2/64 per pair for the score, the value and the query's carry through the key blocks, and about 16 x 64 d + 64^2 per token for each block's forms and the query block's own scores; PaTH's time includes building the key blocks' forms, as the forward pass pays per layer), kernel `%s`, GOMAXPROCS %d; median of %d runs. Peak: the native GEMM on a %d^3 product in the same stage, %.1f GFLOP/s (%.1f per CPU-second; make bench-speed puts it at 0.97-0.99 of OpenBLAS's 2-thread sgemm). GFLOP per CPU-second is the steadier figure on a shared machine: another job's load lowers the wall-clock rates of both the kernel and the peak.\n\n| variant | L | GFLOP/s | GFLOP per CPU-s | tokens/s | %% of peak |\n|---|---|---|---|---|---|\n",
-		cfg.Heads, cfg.DHead, native.KernelName(), runtime.GOMAXPROCS(0), cfg.Count, n, peak, peakCPU)
+	type row struct {
+		name             string
+		L                int
+		wall, cpu, token float64
+	}
+	var rows []row
 	for _, f := range flavours {
 		for _, L := range cfg.Lengths {
 			att, qkv, out, err := problem(f, cfg, L)
 			if err != nil {
 				return err
 			}
-			wall, perCPU, err := measure(fmt.Sprintf("Attention/variant=%s/L=%d", f.name, L), att.FLOPs(), func() { att.Run(out, qkv, 0) })
+			walls, cpus, err := measure(fmt.Sprintf("Attention/variant=%s/L=%d", f.name, L), att.FLOPs(), func() { att.Run(out, qkv, 0) })
 			if err != nil {
 				return err
 			}
-			tokens := wall * 1e9 / att.FLOPs() * float64(L)
-			fmt.Fprintf(&md, "| %s | %d | %.1f | %.1f | %.0f | %.1f%% |\n", f.name, L, wall, perCPU, tokens, 100*wall/peak)
+			wall := median(walls)
+			rows = append(rows, row{f.name, L, wall, median(cpus), wall * 1e9 / att.FLOPs() * float64(L)})
 		}
+	}
+	walls, cpus, err := measure(peakName, productFlops, product)
+	if err != nil {
+		return err
+	}
+	peak, peakCPU := slices.Max(append(peakWalls, walls...)), math.NaN()
+	if c := append(peakCPUs, cpus...); len(c) > 0 {
+		peakCPU = slices.Max(c)
+	}
+	fmt.Fprintf(&md, "Native streaming attention (%d heads x d_head %d, causal; FLOPs = 4 L^2/2 d per head; PaTH's as its evaluator spends them, 4d + 2d^2/64 per pair for the score, the value and the query's carry through the key blocks, and about 16 x 64 d + 64^2 per token for each block's forms and the query block's own scores; PaTH's time includes building the key blocks' forms, as the forward pass pays per layer), kernel `%s`, GOMAXPROCS %d; median of %d runs. Peak: the native GEMM on a %d^3 product in the same stage, %.1f GFLOP/s (%.1f per CPU-second), the best of %d runs before the attention and %d after it (make bench-speed puts this product at 0.97-0.99 of OpenBLAS's 2-thread sgemm). GFLOP per CPU-second is the steadier figure on a shared machine: another job's load lowers the wall-clock rates of both the kernel and the peak.\n\n| variant | L | GFLOP/s | GFLOP per CPU-s | tokens/s | %% of peak |\n|---|---|---|---|---|---|\n",
+		cfg.Heads, cfg.DHead, native.KernelName(), runtime.GOMAXPROCS(0), cfg.Count, n, peak, peakCPU, cfg.Count, cfg.Count)
+	for _, r := range rows {
+		fmt.Fprintf(&md, "| %s | %d | %.1f | %.1f | %.0f | %.1f%% |\n", r.name, r.L, r.wall, r.cpu, r.token, 100*r.wall/peak)
 	}
 	md.WriteString("\nThe same benchmarks against gomlx, and the evaluator's memory, are `go test -bench . ./benchmarks/` (`make bench`); the OpenBLAS reference, `make bench-speed`.\n")
 	if err := os.WriteFile(filepath.Join(rc.OutDir, TextFile), []byte(txt.String()), 0o644); err != nil {
 		return err
 	}
 	return os.WriteFile(filepath.Join(rc.OutDir, MarkdownFile), []byte(md.String()), 0o644)
+}
+
+// median is the middle of sorted x (NaN for an empty x).
+func median(x []float64) float64 {
+	if len(x) == 0 {
+		return math.NaN()
+	}
+	return x[len(x)/2]
 }
 
 // problem builds a seeded random attention problem of one flavour.
