@@ -187,13 +187,14 @@ type HeadStats struct {
 	Entropy     Dist      // attention entropy in nats, over all queries
 }
 
-func (ld *layerDiag) summarize(layer int) []HeadStats {
+// summarize is the layer's statistics over queries [0, upto).
+func (ld *layerDiag) summarize(layer, upto int) []HeadStats {
 	out := make([]HeadStats, len(ld.heads))
 	for h, hd := range ld.heads {
-		hs := HeadStats{Layer: layer, Head: h, Entropy: summarize(hd.ent)}
+		hs := HeadStats{Layer: layer, Head: h, Entropy: summarize(hd.ent[:upto])}
 		for k, D := range hd.dists {
-			from := min(len(hd.far[k]), max(0, D+1))
-			hs.Far = append(hs.Far, FarMass{Distance: D, Dist: summarize(hd.far[k][from:])})
+			from := min(upto, max(0, D+1))
+			hs.Far = append(hs.Far, FarMass{Distance: D, Dist: summarize(hd.far[k][from:upto])})
 		}
 		out[h] = hs
 	}

@@ -27,6 +27,13 @@ type Options struct {
 	// mean step whose operator norm is the theory's spectral gap. Costs
 	// L d^2 / 2 per head and layer, a small part of the attention's.
 	PathSteps bool
+	// Prefixes, increasing lengths below the window's, also summarise the
+	// diagnostics (FarDistances, PathSteps) over each prefix's queries
+	// [0, P) alone, into Result.PrefixHeads and PrefixPathSteps. A causal
+	// model's query i sees the same sources in the window as in its
+	// length-P prefix, so these are the prefix windows' own diagnostics,
+	// without a forward pass of each.
+	Prefixes []int
 }
 
 // rowBlock is the number of positions the projection, MLP and output
@@ -48,6 +55,10 @@ type Result struct {
 	Heads []HeadStats
 	// PathSteps holds the step sums layer-major, only with Options.PathSteps.
 	PathSteps []PathStepSum
+	// PrefixHeads[k] and PrefixPathSteps[k] are Heads and PathSteps over
+	// the first Options.Prefixes[k] positions.
+	PrefixHeads     [][]HeadStats
+	PrefixPathSteps [][]PathStepSum
 }
 
 // rowScratch is one worker's memory for the row-block stages.
@@ -147,7 +158,13 @@ func (m *Model) LogProbs(ctx context.Context, tokens, targets []int32, opts Opti
 		if ly.path != nil {
 			st := computePathSteps(ly.path, pz, pbg, L, H, d, workers)
 			if opts.PathSteps {
-				res.PathSteps = append(res.PathSteps, st.sums(n, L, H, d, workers)...)
+				res.PathSteps = append(res.PathSteps, st.sums(n, L, L, H, d, workers)...)
+				if n == 0 {
+					res.PrefixPathSteps = make([][]PathStepSum, len(opts.Prefixes))
+				}
+				for k, P := range opts.Prefixes {
+					res.PrefixPathSteps[k] = append(res.PrefixPathSteps[k], st.sums(n, L, P, H, d, workers)...)
+				}
 			}
 			pblocks = newPathBlocks(s, bufs, st, workers, pblocks)
 			pathAttend(s, bufs, st, pblocks, att, workers, diag)
@@ -155,7 +172,13 @@ func (m *Model) LogProbs(ctx context.Context, tokens, targets []int32, opts Opti
 			bufs.attend(s, att, workers, diag)
 		}
 		if diag != nil {
-			res.Heads = append(res.Heads, diag.summarize(n)...)
+			res.Heads = append(res.Heads, diag.summarize(n, L)...)
+			if n == 0 {
+				res.PrefixHeads = make([][]HeadStats, len(opts.Prefixes))
+			}
+			for k, P := range opts.Prefixes {
+				res.PrefixHeads[k] = append(res.PrefixHeads[k], diag.summarize(n, P)...)
+			}
 		}
 		native.ParallelFor(nrb, workers, func(rb int) {
 			sc := pool.get(0)
@@ -234,6 +257,11 @@ func (m *Model) checkInputs(tokens, targets []int32, opts Options) error {
 			if x < 0 || int(x) >= a.Vocab {
 				return fmt.Errorf("native: %s %d at position %d is outside the vocabulary [0, %d) of %s/%s weights", name, x, i, a.Vocab, a.Variant, a.Profile)
 			}
+		}
+	}
+	for k, P := range opts.Prefixes {
+		if P <= 0 || P >= len(tokens) || (k > 0 && P <= opts.Prefixes[k-1]) {
+			return fmt.Errorf("native: prefixes %v for a window of %d: want increasing lengths in (0, %d)", opts.Prefixes, len(tokens), len(tokens))
 		}
 	}
 	for _, D := range opts.FarDistances {

@@ -18,13 +18,13 @@ type PathStepSum struct {
 	Sum         []float64 // [d][d] row-major, symmetric
 }
 
-// sums forms layer n's step sums for every head, in float64 (a window of
+// sums forms layer n's step sums over positions [0, upto) for every head, in float64 (a window of
 // 65,536 float32 rank-one terms would lose ~4 digits in a float32 sum).
-func (st *pathSteps) sums(n, L, H, d, workers int) []PathStepSum {
+func (st *pathSteps) sums(n, L, upto, H, d, workers int) []PathStepSum {
 	out := make([]PathStepSum, H)
 	native.ParallelFor(H, workers, func(h int) {
 		S := make([]float64, d*d)
-		for t := 0; t < L; t++ {
+		for t := 0; t < upto; t++ {
 			w, b := st.w[(h*L+t)*d:(h*L+t)*d+d], float64(st.beta[h*L+t])
 			for r := 0; r < d; r++ {
 				br := b * float64(w[r])
@@ -39,7 +39,7 @@ func (st *pathSteps) sums(n, L, H, d, workers int) []PathStepSum {
 				S[r*d+c] = S[c*d+r]
 			}
 		}
-		out[h] = PathStepSum{Layer: n, Head: h, D: d, Count: L, Sum: S}
+		out[h] = PathStepSum{Layer: n, Head: h, D: d, Count: upto, Sum: S}
 	})
 	return out
 }
