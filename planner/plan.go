@@ -135,6 +135,7 @@ func build(p Profile) (*pipeline.Plan, []runStages, error) {
 			}
 			evCfg := evaluate.NewConfig(v, p.Name, cfg.Context, p.LengthMultipliers, p.Windows, p.EvalSeed)
 			evCfg.Protocols = p.EvalProtocols
+			evCfg.Design = p.WindowDesign
 			if err := evCfg.Validate(); err != nil {
 				return nil, nil, fmt.Errorf("profile %s: %w", p.Name, err)
 			}
@@ -238,6 +239,9 @@ const (
 
 func tokenizeStage(p Profile) (*pipeline.Stage, error) {
 	cfg := tokenize.DefaultConfig(p.Tokenizer)
+	if len(p.HeldOut) > 0 {
+		cfg.HeldOut = slices.Clone(p.HeldOut)
+	}
 	if len(p.Corpus) > 0 {
 		cfg.Corpus = p.Corpus
 		cfg.HeldOut = nil

@@ -21,12 +21,12 @@ func TestSeedVariants(t *testing.T) {
 		corpustest.Missing(t, err)
 		return
 	}
-	for _, want := range []string{"train/rope@seed3", "evaluate/random-qkv@seed2", "train/alibi@seed3", "train/nope", "evaluate/path"} {
+	for _, want := range []string{"train/rope@seed25", "evaluate/random-qkv@seed22", "train/alibi@seed23", "train/nope", "evaluate/path"} {
 		if _, ok := plan.Stage(want); !ok {
 			t.Errorf("cpu plan has no %s", want)
 		}
 	}
-	for _, not := range []string{"train/nope@seed2", "evaluate/path@seed3", "train/learned-qkv@seed2"} {
+	for _, not := range []string{"train/nope@seed22", "evaluate/path@seed23", "train/learned-qkv@seed22"} {
 		if _, ok := plan.Stage(not); ok {
 			t.Errorf("cpu plan has %s; seed_variants %v should train it once", not, p.SeedVariants)
 		}
@@ -44,8 +44,8 @@ func TestSeedVariants(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := plan.Stage("train/nope@seed3"); !ok {
-		t.Errorf("seed_variants= (empty): no train/nope@seed3; every variant should train at every seed")
+	if _, ok := plan.Stage("train/nope@seed25"); !ok {
+		t.Errorf("seed_variants= (empty): no train/nope@seed25; every variant should train at every seed")
 	}
 
 	bad, err := LoadProfileWith("cpu", Overrides{Set: []string{"seed_variants=rope,ropee"}})

@@ -148,10 +148,17 @@ const diagFactor = 0.18
 // EvalFlops is the work of evaluating model m under c: at every length
 // WindowsAt(L) forward passes, plus the far-mass diagnostic on FarWindows
 // windows per length (diagFactor of a plain forward each). Sliding
-// protocols reuse the primary windows' passes and cost nothing here.
+// protocols reuse the primary windows' passes and cost nothing here. Under
+// evaluate.DesignPrefixes the lengths between T and the longest are
+// prefixes of the longest windows' passes (their diagnostics too) and cost
+// nothing either.
 func EvalFlops(c evaluate.Config, m modelspec.Config) float64 {
 	var f float64
+	longest := slices.Max(c.Multipliers)
 	for _, mult := range c.Multipliers {
+		if c.Design == evaluate.DesignPrefixes && mult != 1 && mult != longest {
+			continue
+		}
 		n := c.Context * mult
 		attn := 1.0
 		if ClassOf(m.Variant) == ClassPaTH {

@@ -34,6 +34,10 @@ type Result struct {
 	Lengths []LengthResult `json:"lengths"`
 	// Protocols are the results of Config.Protocols, in that order.
 	Protocols []ProtocolResult `json:"protocols,omitempty"`
+	// Spans are where the longest length's windows lie in the held-out
+	// split (DesignPrefixes; every shorter length past T scores their
+	// prefixes).
+	Spans []shards.Span `json:"spans,omitempty"`
 }
 
 // ProtocolResult is one further protocol's results (no far-mass
@@ -197,8 +201,13 @@ func evaluate(rc *pipeline.RunContext, cfg Config, set *weights.Set, ds *shards.
 		}
 	}
 	s := &scorer{rc: rc, cfg: cfg, m: m}
+	var every int64 // tokens in every length's own windows
 	for _, mult := range cfg.Multipliers {
-		s.total += passes * int64(cfg.WindowsAt(mult*cfg.Context)*mult*cfg.Context)
+		every += int64(cfg.WindowsAt(mult*cfg.Context) * mult * cfg.Context)
+	}
+	s.total = passes * every
+	if cfg.Design == DesignPrefixes {
+		s.total = (passes-1)*every + int64(cfg.WindowsAt(cfg.Context)*cfg.Context) + int64(cfg.Windows*cfg.longest())
 	}
 	info := ds.Info()
 	res := &Result{Format: FormatVersion, Variant: cfg.Variant, Profile: cfg.Profile, Corpus: cfg.Corpus, Protocol: cfg, Source: info.Source,
@@ -206,32 +215,43 @@ func evaluate(rc *pipeline.RunContext, cfg Config, set *weights.Set, ds *shards.
 	for _, p := range protos {
 		res.Protocols = append(res.Protocols, ProtocolResult{Protocol: p.Name, Description: p.Describe()})
 	}
+	var pre map[int]lengthScores // DesignPrefixes: every length's scores, from one pass
+	if cfg.Design == DesignPrefixes {
+		if pre, res.Spans, err = s.scorePrefixes(ds, set.Arch.Householder); err != nil {
+			return nil, s.done, err
+		}
+	}
 	primary := Protocol{Name: ProtocolRandom}
 	var base []float64
 	bases := make([][]float64, len(protos))
 	for _, mult := range cfg.Multipliers {
 		L := mult * cfg.Context
-		windows, _, _, err := inStream.windows(ds, cfg.Seed, L, cfg.WindowsAt(L))
-		if err != nil {
-			return nil, s.done, fmt.Errorf("%s at length %d: %w", cfg.stageName(), L, err)
+		sc, ok := pre[L]
+		if !ok {
+			windows, _, _, err := inStream.windows(ds, cfg.Seed, L, cfg.WindowsAt(L))
+			if err != nil {
+				return nil, s.done, fmt.Errorf("%s at length %d: %w", cfg.stageName(), L, err)
+			}
+			if set.Arch.Householder {
+				s.steps = &stepSums{}
+			}
+			losses, diags, err := s.score(L, windows, true, "")
+			if err != nil {
+				return nil, s.done, err
+			}
+			sc = lengthScores{losses: losses, diags: diags, steps: s.steps}
 		}
-		if set.Arch.Householder {
-			s.steps = &stepSums{}
-		}
-		losses, diags, err := s.score(L, windows, true, "")
-		if err != nil {
-			return nil, s.done, err
-		}
+		losses := sc.losses
 		lr, err := s.lengthResult(primary, losses, L, mult, &base)
 		if err != nil {
 			return nil, s.done, err
 		}
-		lr.FarMass, lr.Entropy = summarizeDiagnostics(diags, cfg.FarDistances)
-		if s.steps != nil {
-			lr.StepGaps = s.steps.gaps()
+		lr.FarMass, lr.Entropy = summarizeDiagnostics(sc.diags, cfg.FarDistances)
+		if sc.steps != nil {
+			lr.StepGaps = sc.steps.gaps()
 		}
 		res.Lengths = append(res.Lengths, lr)
-		rc.Logf("L=%d: %d windows, PPL %s, ratio %s, prefix ratio %s", L, len(windows), lr.PPL, lr.Ratio, lr.PrefixRatio)
+		rc.Logf("L=%d: %d windows, PPL %s, ratio %s, prefix ratio %s", L, len(losses), lr.PPL, lr.Ratio, lr.PrefixRatio)
 
 		var docLosses [][]float64 // the in-document windows' losses, once scored
 		var docSkip string

@@ -67,7 +67,10 @@ type Config struct {
 	// the tokens of 16 windows of 128 T). The extra windows are short, so
 	// they cost little. false (results before format 2): Windows at
 	// every length.
-	EqualTokens  bool   `json:"equal_tokens,omitempty"`
+	EqualTokens bool `json:"equal_tokens,omitempty"`
+	// Design is how windows are drawn across lengths: DesignIndependent
+	// (empty) or DesignPrefixes (prefixes.go).
+	Design       string `json:"design,omitempty"`
 	Seed         uint64 `json:"seed"`
 	FarDistances []int  `json:"far_distances"`
 	FarWindows   int    `json:"far_windows"` // windows per length that also get the diagnostic
@@ -133,6 +136,11 @@ func (c Config) Validate() error {
 		if m <= 0 || m&(m-1) != 0 || m > MaxMultiplier {
 			return fmt.Errorf("%s: length %d x T is not allowed: multipliers must be powers of two from 1 to %d (set length_multipliers to some of %v)", c.stageName(), m, MaxMultiplier, Multipliers())
 		}
+	}
+	switch c.Design {
+	case DesignIndependent, DesignPrefixes:
+	default:
+		return fmt.Errorf("%s: window design %q is not %q (the default, own windows at every length) or %q", c.stageName(), c.Design, DesignIndependent, DesignPrefixes)
 	}
 	if c.Multipliers[0] != 1 {
 		return fmt.Errorf("%s: multipliers %v must start at 1 (ratios are relative to PPL at T)", c.stageName(), c.Multipliers)
