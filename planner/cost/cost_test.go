@@ -229,8 +229,11 @@ func TestBuiltinCores(t *testing.T) {
 // recovered host). (The runs before measured 29m10s, 36m44s, 36m35s,
 // 41m6s, 46m47s, 64m38s and, for cpu-v1, 52m18s; those constants are in
 // git history and docs/cost.md.)
+//
+// That run was the cpu profile before claims v3 (3 seeds, 2 windows at
+// 65,536 and every length on its own windows), rebuilt here by overrides.
 func TestBuiltinMatchesColdRun(t *testing.T) {
-	est, total := Builtin(DevCores).Plan(profilePlan(t, "cpu"))
+	est, total := Builtin(DevCores).Plan(profilePlan(t, "cpu", "seeds=1,2,3", "train.seed=1", "windows=2", "window_design="))
 	if measured := 27*60 + 33.0; math.Abs(total-measured) > 0.2*measured {
 		t.Errorf("cpu profile: built-in total %s, measured cold %s: off by more than 20%%", Duration(total), Duration(measured))
 	}
@@ -256,9 +259,9 @@ func TestBuiltinMatchesColdRun(t *testing.T) {
 
 // profilePlan is a built-in profile's plan on a stand-in corpus: the
 // stages' shapes, not the corpus, set the cost.
-func profilePlan(t *testing.T, name string) *pipeline.Plan {
+func profilePlan(t *testing.T, name string, set ...string) *pipeline.Plan {
 	t.Helper()
-	p, err := planner.LoadProfile(name, "")
+	p, err := planner.LoadProfileWith(name, planner.Overrides{Set: set})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -297,5 +300,19 @@ func TestNoStageImportsCost(t *testing.T) {
 		if err != nil {
 			t.Fatalf("walking %s: %v", root, err)
 		}
+	}
+}
+
+// Under the prefixes design only T and the longest length cost passes:
+// the lengths between are prefixes of the longest windows.
+func TestEvalFlopsPrefixes(t *testing.T) {
+	m := tiny()
+	ind := evaluate.Config{Context: 4, Multipliers: []int{1, 2, 4, 8}, Windows: 2, FarWindows: 1, EqualTokens: true}
+	pre := ind
+	pre.Design = evaluate.DesignPrefixes
+	ends := ind
+	ends.Multipliers = []int{1, 8}
+	if got, want := EvalFlops(pre, m), EvalFlops(ends, m); !near(got, want, 1e-12) || !(got < EvalFlops(ind, m)) {
+		t.Errorf("prefixes design: %v flops, want T's and the longest's alone, %v (independent: %v)", got, want, EvalFlops(ind, m))
 	}
 }
