@@ -3,8 +3,6 @@ package stats
 import (
 	"fmt"
 	"math"
-	"math/rand/v2"
-	"sort"
 )
 
 // Interval is a point estimate with its Confidence interval.
@@ -38,60 +36,18 @@ func Mean(x []float64) float64 {
 // number of scored positions.
 func PPL(windowLoss []float64) float64 { return math.Exp(Mean(windowLoss)) }
 
-// resampledMeans draws BootstrapResamples means of x with replacement.
-func resampledMeans(x []float64, r *rand.Rand) []float64 {
-	out := make([]float64, BootstrapResamples)
-	for b := range out {
-		s := 0.0
-		for range x {
-			s += x[r.IntN(len(x))]
-		}
-		out[b] = s / float64(len(x))
-	}
-	return out
-}
-
-// Percentile is the q-quantile of sorted values, linearly interpolated
-// between order statistics (numpy's default, "linear").
-func Percentile(sorted []float64, q float64) float64 {
-	if len(sorted) == 0 {
-		return math.NaN()
-	}
-	pos := q * float64(len(sorted)-1)
-	lo := int(math.Floor(pos))
-	hi := int(math.Ceil(pos))
-	f := pos - float64(lo)
-	return sorted[lo]*(1-f) + sorted[hi]*f
-}
-
-// percentileInterval is value with the central Confidence range of draws.
-func percentileInterval(value float64, draws []float64) Interval {
-	sort.Float64s(draws)
-	a := (1 - Confidence) / 2
-	return Interval{Value: value, Lo: Percentile(draws, a), Hi: Percentile(draws, 1-a)}
-}
-
-// PPLInterval is the perplexity of the windows with a bootstrap interval
-// over windows.
+// PPLInterval is the perplexity of the windows with the log-scale
+// Student-t interval over windows (WindowT): the percentile bootstrap it
+// replaced covers its mean about half the time at 2 windows and under 93%
+// at 8 (coverage_test.go), so it is used nowhere. The seed is unused: the
+// interval is exact arithmetic (kept so callers need not change).
 func PPLInterval(windowLoss []float64, seed uint64) Interval {
-	r := rand.New(rand.NewPCG(seed, 0x5eed))
-	draws := resampledMeans(windowLoss, r)
-	for i := range draws {
-		draws[i] = math.Exp(draws[i])
-	}
-	return percentileInterval(PPL(windowLoss), draws)
+	return expInterval(WindowT(windowLoss))
 }
 
-// RatioInterval is PPL(long)/PPL(base) with a bootstrap interval that
-// resamples the windows of both lengths independently (they are different
-// windows): the paper's ratio.
+// RatioInterval is PPL(long)/PPL(base) with a Welch interval on the
+// difference of the two sets' mean losses (different windows, unequal
+// counts and spreads): the paper's ratio. The seed is unused.
 func RatioInterval(long, base []float64, seed uint64) Interval {
-	r := rand.New(rand.NewPCG(seed, 0x7a710))
-	dl := resampledMeans(long, r)
-	db := resampledMeans(base, r)
-	draws := make([]float64, len(dl))
-	for i := range draws {
-		draws[i] = math.Exp(dl[i] - db[i])
-	}
-	return percentileInterval(PPL(long)/PPL(base), draws)
+	return expInterval(Welch(long, base))
 }

@@ -1,6 +1,6 @@
 // Package stats is the one home of the evaluation statistics that the
 // evaluate stage, the report and the studies use: the confidence level,
-// the percentile bootstrap over evaluation windows, the intervals over
+// the Student-t interval over evaluation windows (and Welch's for independent sets), the crossed seeds x windows interval, Holm's adjustment, power by simulation, the intervals over
 // training seeds (arithmetic and log-scale Student-t), and the paired
 // comparisons of two models (or two lengths) on the same windows.
 //
@@ -16,7 +16,3 @@ package stats
 // Confidence is the coverage of every interval the project reports: the
 // window bootstrap's, the seed t-intervals', and the paired comparisons'.
 const Confidence = 0.95
-
-// BootstrapResamples is enough resamples that a percentile interval's own
-// Monte Carlo error (~0.5% of its width) is negligible.
-const BootstrapResamples = 2000

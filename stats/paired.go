@@ -3,17 +3,16 @@ package stats
 import (
 	"fmt"
 	"math"
-	"math/rand/v2"
 )
 
 // Paired statistics: two measurements on the same windows (a window's loss
 // over all L positions and over its own first T; or two models' losses on
 // one window) are compared window by window, so the windows' own
-// difficulty, which moves both alike, cancels. The interval resamples
-// windows, keeping each window's pair together.
+// difficulty, which moves both alike, cancels. The interval is the t over
+// windows of the per-window differences.
 
-// PairedRatioInterval is exp(mean over windows of (a_w - b_w)) with a
-// bootstrap interval that resamples windows as pairs: for a = each
+// PairedRatioInterval is exp(mean over windows of (a_w - b_w)) with the
+// t interval over windows of the differences (WindowT): for a = each
 // window's mean loss over its L positions and b = over its first T, it is
 // the paired prefix ratio PPL(L)/PPL(T) on the same windows; for a and b
 // two models' mean losses on the same windows, their PPL ratio. a and b
@@ -23,12 +22,7 @@ func PairedRatioInterval(a, b []float64, seed uint64) (Interval, error) {
 	if err != nil {
 		return Interval{}, err
 	}
-	r := rand.New(rand.NewPCG(seed, 0x9a1ed))
-	draws := resampledMeans(d, r)
-	for i := range draws {
-		draws[i] = math.Exp(draws[i])
-	}
-	return percentileInterval(math.Exp(Mean(d)), draws), nil
+	return expInterval(WindowT(d)), nil
 }
 
 // Differences is a_w - b_w per window.
@@ -53,9 +47,9 @@ func Differences(a, b []float64) ([]float64, error) {
 // windows within seeds: every model is evaluated on the same windows, so
 // window noise is shared across seeds and across models; training noise
 // (the seed) is the variation a reproduction must survive, and a t over
-// seeds measures exactly that. Per-window noise still enters, through each
-// seed's mean. With one seed there is no seed spread: the window bootstrap
-// (PairedRatioInterval) is then the only interval, and is returned.
+// seeds measures exactly that, given these windows ("seeds | windows");
+// CrossedT covers new windows as well. With one seed there is no seed
+// spread: the window t (PairedRatioInterval) is then the only interval.
 func PairedOverSeeds(perSeed [][]float64, seed uint64) (Spread, error) {
 	if len(perSeed) == 0 {
 		return Spread{}, fmt.Errorf("stats: a paired comparison over seeds needs at least one seed")

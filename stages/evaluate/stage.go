@@ -74,7 +74,6 @@ type Config struct {
 	Seed         uint64 `json:"seed"`
 	FarDistances []int  `json:"far_distances"`
 	FarWindows   int    `json:"far_windows"` // windows per length that also get the diagnostic
-	Bootstrap    int    `json:"bootstrap"`
 	Confidence   float64
 	// Protocols are evaluated beside the primary one (ParseProtocol), in
 	// this order; empty (the default) is the primary protocol alone.
@@ -85,7 +84,7 @@ type Config struct {
 func NewConfig(variant, profile string, T int, multipliers []int, windows int, seed uint64) Config {
 	return Config{Variant: variant, Profile: profile, Context: T, Multipliers: multipliers, Windows: windows,
 		Seed: seed, FarDistances: []int{T / 4, T}, FarWindows: min(4, windows), EqualTokens: true,
-		Bootstrap: stats.BootstrapResamples, Confidence: stats.Confidence}
+		Confidence: stats.Confidence}
 }
 
 // WindowsAt is the number of windows evaluated at length L: Windows, or

@@ -154,10 +154,24 @@ func renderMainTable(b *strings.Builder, vs []*variantData, T int, seeds []uint6
 		for _, l := range vs[0].eval.Lengths {
 			counts = append(counts, fmt.Sprint(pr.WindowsAt(l.L)))
 		}
-		fmt.Fprintf(b, "\nProtocol: seeded windows from the held-out split (seed %d), the same for every model: %s windows at %s (as many tokens at every length as at the longest: %v); loss averaged over all positions of each window; intervals from %d bootstrap resamples of the windows.\n\n",
-			pr.Seed, strings.Join(counts, ", "), lengthNames(vs[0].eval), pr.EqualTokens, pr.Bootstrap)
+		fmt.Fprintf(b, "\nProtocol: seeded windows from the held-out split (seed %d), the same for every model: %s; loss averaged over all positions of each window; intervals: Student-t over windows (Welch's for the paper ratio, whose two lengths have different windows), covering these windows' sampling, one seed.\n\n",
+			pr.Seed, windowDesign(pr, vs[0].eval, counts))
 	}
 	renderPrefixTable(b, vs)
+}
+
+// windowDesign says how many windows each length scored and how they were
+// drawn.
+func windowDesign(pr evaluate.Config, r *evaluate.Result, counts []string) string {
+	if pr.Design == evaluate.DesignPrefixes && len(r.Lengths) > 1 {
+		docs := map[string]bool{}
+		for _, sp := range r.Spans {
+			docs[sp.Doc] = true
+		}
+		return fmt.Sprintf("%d non-overlapping windows of %d in %d held-out documents, every length from %d up scored on their first L positions (one pass per window); %s windows of %d of their own at T, drawn off the long windows (the paper ratio's denominator)",
+			pr.Windows, r.Lengths[len(r.Lengths)-1].L, len(docs), r.Lengths[1].L, counts[0], r.Lengths[0].L)
+	}
+	return fmt.Sprintf("%s windows at %s, drawn for each length on its own (as many tokens at every length as at the longest: %v)", strings.Join(counts, ", "), lengthNames(r), pr.EqualTokens)
 }
 
 func lengthNames(r *evaluate.Result) string {
