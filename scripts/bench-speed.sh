@@ -35,13 +35,13 @@ out=$dir/$commit.txt
 echo "bench-speed: COUNT=$COUNT, writing $out"
 {
   echo "commit: $commit"
-  echo "openblas-core: $(OPENBLAS_VERBOSE=2 $GO test -tags noxla,openblas -run '^TestAgreement$' -count 1 -v ./benchmarks/openblas/ 2>&1 | sed -n 's/^Core: //p' | head -1)"
+  echo "openblas-core: $(OPENBLAS_VERBOSE=2 $GO test -tags noxla,openblas -run '^TestAgreement$' -count 1 -v ./bench/openblas/ 2>&1 | sed -n 's/^Core: //p' | head -1)"
   # The kernels are checked against each other before they are timed.
-  $GO test -tags noxla,openblas -run '^TestAgreement$' -count 1 ./benchmarks/openblas/ >&2
-  $GO test -tags noxla,openblas -run '^$' -bench '^BenchmarkSgemm$' -count "$COUNT" -benchtime 0.3s ./benchmarks/openblas/
+  $GO test -tags noxla,openblas -run '^TestAgreement$' -count 1 ./bench/openblas/ >&2
+  $GO test -tags noxla,openblas -run '^$' -bench '^BenchmarkSgemm$' -count "$COUNT" -benchtime 0.3s ./bench/openblas/
   $GO test -run '^$' -bench '^BenchmarkTrainProtocol$' -count "$COUNT" -benchtime 2x -timeout 30m ./model/nativetrain/
-  $GO test -run '^$' -bench '^BenchmarkAttention$/^variant=(rope|random-qkv)$/^L=4096$' -count "$COUNT" -benchtime 3x ./benchmarks/
-  ROUTEBENCH_LONG_ATTENTION=1 $GO test -run '^$' -bench '^BenchmarkAttentionLong$' -count "$COUNT" -benchtime 1x -timeout 30m ./benchmarks/
+  $GO test -run '^$' -bench '^BenchmarkAttention$/^variant=(rope|random-qkv)$/^L=4096$' -count "$COUNT" -benchtime 3x ./bench/
+  ROUTEBENCH_LONG_ATTENTION=1 $GO test -run '^$' -bench '^BenchmarkAttentionLong$' -count "$COUNT" -benchtime 1x -timeout 30m ./bench/
   $GO test -run '^$' -bench '^BenchmarkPathAttention$' -count "$COUNT" -benchtime 2x ./model/nativeeval/
 } | tee "$out"
 

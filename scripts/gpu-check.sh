@@ -26,7 +26,7 @@
 #               through the pipeline's evaluate stage (native evaluator)
 #   agree-tf32  the agreement test again under XLA's defaults
 #   smoke       the smoke profile trained on XLA, gated against the CPU
-#               baseline (gate/baseline-smoke.json) at relative tolerance $SMOKE_TOL
+#               baseline (ci/baseline-smoke.json) at relative tolerance $SMOKE_TOL
 #
 # Environment: OUT (default ./gpu-out), STEPS, DEADLINE (seconds for the whole
 # script; a step that cannot finish before it is cut short, later ones skipped),
@@ -163,7 +163,7 @@ rb() { XLA_FLAGS=$DEFAULT_XLA_FLAGS "$BIN" "$@" --profile "$PROFILE" --config "$
 # smoke: the smoke profile on this backend, gated against the CPU baseline.
 smoke() {
   XLA_FLAGS=$DEFAULT_XLA_FLAGS "$BIN" reproduce --profile smoke --backend "$BACKEND" --out "$OUT/smoke" &&
-    XLA_FLAGS=$DEFAULT_XLA_FLAGS "$BIN" gate --profile smoke --backend "$BACKEND" --baseline gate/baseline-smoke.json --tolerance "$SMOKE_TOL"
+    XLA_FLAGS=$DEFAULT_XLA_FLAGS "$BIN" gate --profile smoke --backend "$BACKEND" --baseline ci/baseline-smoke.json --tolerance "$SMOKE_TOL"
 }
 export -f agree eval_xla rb smoke
 

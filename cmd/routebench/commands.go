@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"routebench/artifacts"
-	"routebench/benchmarks/compare"
+	"routebench/bench/compare"
 	"routebench/pipeline"
 	"routebench/planner"
 )

@@ -9,19 +9,19 @@ import (
 	"strings"
 
 	"routebench/artifacts"
-	"routebench/gate"
+	"routebench/ci"
 	"routebench/stages/evaluate"
 	"routebench/stages/theory"
 )
 
 // baselinePath is where a profile's committed baseline lives.
 func baselinePath(profile string) string {
-	return filepath.Join(repoRoot(), "gate", "baseline-"+profile+".json")
+	return filepath.Join(repoRoot(), "ci", "baseline-"+profile+".json")
 }
 
 // currentResults collects the cached evaluation ratios and theory verdicts
 // of a profile; every stage must be cached (run reproduce first).
-func currentResults(c *common) (*gate.Baseline, error) {
+func currentResults(c *common) (*ci.Baseline, error) {
 	r, plan, err := c.setup()
 	if err != nil {
 		return nil, err
@@ -58,7 +58,7 @@ func currentResults(c *common) (*gate.Baseline, error) {
 			}
 		}
 	}
-	return gate.Collect(plan.Profile, evals, verdicts), nil
+	return ci.Collect(plan.Profile, evals, verdicts), nil
 }
 
 func readArtifactJSON(a *artifacts.Artifact, name string, v any) error {
@@ -80,9 +80,9 @@ type gateFlags struct {
 	tolerance float64
 }
 
-// gateResults parses a gate/baseline command line and returns the
+// gateResults parses a ci/baseline command line and returns the
 // profile's current results and its baseline file's path.
-func gateResults(name string, args []string) (*gate.Baseline, string, gateFlags, error) {
+func gateResults(name string, args []string) (*ci.Baseline, string, gateFlags, error) {
 	var g gateFlags
 	c, err := parseCommonWith(name, args, func(fs *flag.FlagSet) {
 		fs.StringVar(&g.baseline, "baseline", "", "baseline file")
@@ -119,7 +119,7 @@ func cmdGate(args []string) error {
 	if err != nil {
 		return err
 	}
-	base, err := gate.Load(path)
+	base, err := ci.Load(path)
 	if err != nil {
 		return err
 	}
@@ -127,8 +127,8 @@ func cmdGate(args []string) error {
 	if g.tolerance > 0 {
 		tol = g.tolerance
 	}
-	diffs := gate.CompareWithin(base, cur, tol)
-	largest := gate.LargestDifference(base, cur)
+	diffs := ci.CompareWithin(base, cur, tol)
+	largest := ci.LargestDifference(base, cur)
 	if len(diffs) > 0 {
 		fmt.Fprintf(os.Stderr, "gate: %d difference(s) from %s (relative tolerance %g):\n", len(diffs), path, tol)
 		for _, d := range diffs {

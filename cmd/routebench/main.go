@@ -30,7 +30,7 @@ commands:
                        (--older-than D: run logs older than D stop counting and are
                        deleted; --all: keep only the built-in profiles' current keys)
   results              export RESULTS.md and its files (rewrites only the report, if its inputs are cached)
-  gate                 compare the profile's cached results with gate/baseline-<profile>.json
+  gate                 compare the profile's cached results with ci/baseline-<profile>.json
                        (--baseline FILE: another file; --tolerance R: relative tolerance
                        instead of the baseline's, e.g. 0.01 for a GPU run against the CPU's)
   baseline             write the profile's cached results as its baseline (explicit only;

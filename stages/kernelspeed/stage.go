@@ -35,7 +35,7 @@ const (
 const PeakSize = 2048
 
 // PeakProduct is the yardstick for "fraction of peak", here and in
-// benchmarks/: the native GEMM on a PeakSize^3 product of seeded operands,
+// bench/: the native GEMM on a PeakSize^3 product of seeded operands,
 // measured beside what it judges, so that a host slower or faster for that
 // minute moves both alike (a fixed OpenBLAS figure went stale: 346 GFLOP/s
 // when it was written, 380-408 in later runs of make bench-speed, where
@@ -173,7 +173,7 @@ func run(rc *pipeline.RunContext, cfg Config) error {
 	for _, r := range rows {
 		fmt.Fprintf(&md, "| %s | %d | %.1f | %.1f | %.0f | %.1f%% |\n", r.name, r.L, r.wall, r.cpu, r.token, 100*r.wall/peak)
 	}
-	md.WriteString("\nThe same benchmarks against gomlx, and the evaluator's memory, are `go test -bench . ./benchmarks/` (`make bench`); the OpenBLAS reference, `make bench-speed`.\n")
+	md.WriteString("\nThe same benchmarks against gomlx, and the evaluator's memory, are `go test -bench . ./bench/` (`make bench`); the OpenBLAS reference, `make bench-speed`.\n")
 	if err := os.WriteFile(filepath.Join(rc.OutDir, TextFile), []byte(txt.String()), 0o644); err != nil {
 		return err
 	}

@@ -1,4 +1,4 @@
-// Package gate is the regression gate: it compares a profile's perplexity
+// Package ci is the regression gate CI runs: it compares a profile's perplexity
 // ratios, theory verdicts and claim verdicts with a committed baseline file and reports
 // every difference beyond the stated tolerance as a readable diff.
 //
@@ -9,7 +9,7 @@
 // The smoke variants differ from each other by 1-6% in PPL, so a
 // deliberate change to one moves its numbers far past the tolerance. The baseline is updated
 // only by an explicit command (`make baseline`), never automatically.
-package gate
+package ci
 
 import (
 	"encoding/json"
@@ -26,7 +26,7 @@ import (
 // RelTolerance is the largest relative difference the gate accepts.
 const RelTolerance = 1e-4
 
-// Baseline is the committed reference (gate/baseline-<profile>.json).
+// Baseline is the committed reference (ci/baseline-<profile>.json).
 type Baseline struct {
 	Profile      string                        `json:"profile"`
 	RelTolerance float64                       `json:"rel_tolerance"`

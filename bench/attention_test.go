@@ -1,4 +1,4 @@
-package benchmarks
+package bench
 
 import (
 	"fmt"
@@ -95,7 +95,7 @@ const longEnv = "ROUTEBENCH_LONG_ATTENTION"
 // BenchmarkAttentionLong is BenchmarkAttention at L = 65,536 (the cpu
 // profile's longest evaluation window) for rope and random-qkv.
 //
-//	ROUTEBENCH_LONG_ATTENTION=1 go test -tags noxla -run '^$' -bench AttentionLong -benchtime 1x ./benchmarks/
+//	ROUTEBENCH_LONG_ATTENTION=1 go test -tags noxla -run '^$' -bench AttentionLong -benchtime 1x ./bench/
 func BenchmarkAttentionLong(b *testing.B) {
 	if os.Getenv(longEnv) == "" {
 		b.Skipf("set %s=1 to run (about 4 s an iteration per variant)", longEnv)

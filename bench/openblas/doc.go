@@ -5,7 +5,7 @@
 // Debian's libopenblas-dev), no product package may import this one, and
 // without the tag only the native half of the benchmark builds.
 //
-//	go test -tags noxla,openblas -run '^$' -bench . -count 3 ./benchmarks/openblas/
+//	go test -tags noxla,openblas -run '^$' -bench . -count 3 ./bench/openblas/
 //
 // (`make bench-speed` installs the library and runs it with the rest of
 // issue 22's figures; docs/benchmarks.md.)

@@ -13,7 +13,7 @@ import (
 
 // PeakRow is the benchmark whose median GFLOP/s is the yardstick of
 // Summary: OpenBLAS's sgemm on both cores on a 2048^3 product
-// (benchmarks/openblas).
+// (bench/openblas).
 const PeakRow = "Sgemm/impl=openblas-2t/peak/2048x2048x2048"
 
 // Summary writes, for every benchmark of the file at path that reports
@@ -52,7 +52,7 @@ func Summary(w io.Writer, path string) error {
 	}
 	peak, ok := vals[PeakRow]
 	if !ok {
-		return fmt.Errorf("bench summary: %s has no %s row to divide by: run the OpenBLAS benchmark in the same run (go test -tags noxla,openblas -bench Sgemm ./benchmarks/openblas/, or make bench-speed)", path, PeakRow)
+		return fmt.Errorf("bench summary: %s has no %s row to divide by: run the OpenBLAS benchmark in the same run (go test -tags noxla,openblas -bench Sgemm ./bench/openblas/, or make bench-speed)", path, PeakRow)
 	}
 	p := median(peak)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)

@@ -1,6 +1,6 @@
 //go:build noxla
 
-package benchmarks
+package bench
 
 import (
 	"fmt"
