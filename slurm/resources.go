@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"strings"
+	"time"
 )
 
 // Resources is what one job asks Slurm for. Empty fields are left to the
@@ -71,6 +73,74 @@ type Site struct {
 	Binary        map[string]string    `json:"binary,omitempty"`
 	MaxRequeue    *int                 `json:"max_requeue,omitempty"`
 	SignalSeconds int                  `json:"signal_seconds,omitempty"`
+	// InputWaitSpec bounds how long a job waits for its inputs to show in
+	// the store (NFS attribute caches; a Go duration, default 10m).
+	InputWaitSpec string `json:"input_wait,omitempty"`
+	// Setup are shell lines the job script runs before the stage, verbatim
+	// (`module load go`, `source /shared/env.sh`): the site file is the
+	// user's own, trusted as their shell is.
+	Setup []string `json:"setup,omitempty"`
+	// Wrap is put before the stage's command, one word each (quoted), to
+	// run it in a container: ["apptainer", "exec", "/shared/rb.sif"].
+	Wrap []string `json:"wrap,omitempty"`
+	// Umask is set in the job before the stage runs; "0002" (the default)
+	// keeps a store several users of one group share group-writable
+	// (docs/cluster.md). "" in the file means the default; "keep" leaves
+	// the job's own.
+	Umask string `json:"umask,omitempty"`
+}
+
+// umask is the job's umask line value, "" for none.
+func (s *Site) umask() string {
+	switch {
+	case s == nil || s.Umask == "":
+		return "0002"
+	case s.Umask == "keep":
+		return ""
+	}
+	return s.Umask
+}
+
+// managedFlags are the sbatch flags routebench sets itself and relies on
+// (job name = recipe, log paths, dependencies, requeue on the signal, the
+// environment, the run directory); long form, then short form if any.
+var managedFlags = [][2]string{{"--job-name", "-J"}, {"--output", "-o"}, {"--error", "-e"}, {"--open-mode", ""},
+	{"--dependency", "-d"}, {"--kill-on-invalid-dep", ""}, {"--requeue", ""}, {"--no-requeue", ""}, {"--signal", ""},
+	{"--chdir", "-D"}, {"--parsable", ""}, {"--export", ""}, {"--comment", ""}, {"--array", "-a"}, {"--wrap", ""}}
+
+// ManagedFlag returns the managed flag an sbatch argument sets, or "".
+func ManagedFlag(arg string) string {
+	for _, f := range managedFlags {
+		if arg == f[0] || strings.HasPrefix(arg, f[0]+"=") {
+			return f[0]
+		}
+		if f[1] != "" && strings.HasPrefix(arg, f[1]) && !strings.HasPrefix(arg, "--") {
+			return f[0]
+		}
+	}
+	return ""
+}
+
+// checkExtra refuses extra sbatch arguments that would override a flag
+// routebench manages: sbatch takes the last of two, so a site's
+// --output or --dependency would silently break logs or chaining.
+func checkExtra(stage string, extra []string) error {
+	for _, a := range extra {
+		if f := ManagedFlag(a); f != "" {
+			return fmt.Errorf("slurm submit: the sbatch argument %q (site file \"extra\" or --sbatch-arg, for stage %s) sets %s, which routebench manages (docs/cluster.md, section 2); remove it", a, stage, f)
+		}
+	}
+	return nil
+}
+
+// InputWait is the site's input_wait, 10 minutes by default.
+func (s *Site) InputWait() time.Duration {
+	if s != nil && s.InputWaitSpec != "" {
+		if d, err := time.ParseDuration(s.InputWaitSpec); err == nil {
+			return d
+		}
+	}
+	return 10 * time.Minute
 }
 
 // LoadSite reads a site file.
@@ -82,6 +152,11 @@ func LoadSite(path string) (*Site, error) {
 	var s Site
 	if err := json.Unmarshal(b, &s); err != nil {
 		return nil, fmt.Errorf("slurm site file %s: %w (see docs/cluster.md for its fields)", path, err)
+	}
+	if s.InputWaitSpec != "" {
+		if d, err := time.ParseDuration(s.InputWaitSpec); err != nil || d < 0 {
+			return nil, fmt.Errorf("slurm site file %s: input_wait %q is not a duration such as \"10m\"", path, s.InputWaitSpec)
+		}
 	}
 	return &s, nil
 }
