@@ -43,7 +43,7 @@ type KeyMismatchError struct {
 }
 
 func (e *KeyMismatchError) Error() string {
-	return fmt.Sprintf("stage %s: this job would write key %s but the submitter planned key %s: the job runs another binary, Go version, checkout or configuration than the submitter "+
+	return fmt.Sprintf("stage %s: this job would write key %s but the submitter planned key %s (not the stage the submitter planned): the job runs another binary, Go version, checkout or configuration than the submitter "+
 		"(compare `routebench plan --debug-key` on both); nothing was computed", e.Stage, e.Got, e.Planned)
 }
 
