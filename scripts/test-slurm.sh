@@ -109,7 +109,8 @@ if want 8; then
 	A="$T/attempts-store"
 	aopts=(--profile smoke --set variants=alibi --set steps=${SLURM_TEST_ATTEMPT_STEPS:-1500} --store "$A")
 	"$BIN" run tokenize "${aopts[@]}" > "$T/local8.log" 2>&1 || { cat "$T/local8.log"; fail "case 8: tokenize locally"; }
-	"$BIN" slurm submit "${aopts[@]}" --site "$T/site.json" --log-dir "$T/logs8" --sbatch-arg=--hold > "$T/asub8.log" 2>&1 || { cat "$T/asub8.log"; fail "case 8: submit"; }
+	echo '{"default": {"cpus": 1, "mem": "1G", "time": "30:00"}}' > "$T/site8.json"
+	"$BIN" slurm submit "${aopts[@]}" --site "$T/site8.json" --log-dir "$T/logs8" --sbatch-arg=--hold > "$T/asub8.log" 2>&1 || { cat "$T/asub8.log"; fail "case 8: submit"; }
 	"$BIN" slurm cancel "${aopts[@]}" > "$T/acancel8.log" 2>&1 || { cat "$T/acancel8.log"; fail "case 8: slurm cancel"; }
 	held=$(awk '$1 == "submitted" {print $4}' "$T/asub8.log" | paste -sd,)
 	[ -z "$(squeue -h -j "$held" -t PENDING,RUNNING)" ] || { squeue -j "$held"; fail "case 8: slurm cancel left jobs of the plan"; }

@@ -114,15 +114,19 @@ func (s *Submitter) Submit(nodes []Node) (*Submitted, error) {
 		}
 		args := s.sbatchArgs(n, deps)
 		script := filepath.Join(s.LogDir, filepath.Base(strings.TrimSuffix(LogPath(s.LogDir, n), ".log"))+".sbatch")
+		argv := append(append([]string(nil), s.Site.wrap()...), n.Argv...)
+		body := Script(ScriptSpec{Stage: n.Name, JobName: JobName(n.Recipe), Dir: s.Dir, Argv: argv, MaxRequeue: s.Site.maxRequeue(),
+			Umask: s.Site.umask(), Setup: s.Site.setup()})
 		if s.DryRun {
+			// The line, then the script it would write, indented.
 			fmt.Fprintf(s.Out, "sbatch --parsable %s %s\n", QuoteArgv(args), Quote(script))
+			for _, l := range strings.Split(strings.TrimSuffix(body, "\n"), "\n") {
+				fmt.Fprintf(s.Out, "    %s\n", l)
+			}
 			id := "<job" + strconv.Itoa(i) + ">"
 			res.New[n.Name], jobOf[n.Name] = id, id
 			continue
 		}
-		argv := append(append([]string(nil), s.Site.wrap()...), n.Argv...)
-		body := Script(ScriptSpec{Stage: n.Name, JobName: JobName(n.Recipe), Dir: s.Dir, Argv: argv, MaxRequeue: s.Site.maxRequeue(),
-			Umask: s.Site.umask(), Setup: s.Site.setup()})
 		if err := writeScript(script, body); err != nil {
 			return res, fmt.Errorf("slurm submit: writing the job script of %s: %w", n.Name, err)
 		}

@@ -35,7 +35,7 @@ flags (besides run's --profile, --config, --set, --corpus, --eval-corpus, --swee
   --site FILE         site defaults (JSON: resources per stage kind, binaries; docs/cluster.md)
   --partition P, --account A, --sbatch-arg ARG (repeatable): for every job, over the site file
   --log-dir DIR       job scripts and logs (default <store>/../slurm)
-  --dry-run           submit: print the sbatch lines, submit nothing
+  --dry-run           submit: print the sbatch lines and job scripts, submit nothing
   --wait              submit: poll until the plan is done, then export RESULTS.md or
                       STUDY-<name>.md as reproduce or sweep would
   --poll D, --poll-max D   first and longest interval between polls (default 5s, 60s)
