@@ -88,6 +88,46 @@ type Site struct {
 	// (docs/cluster.md). "" in the file means the default; "keep" leaves
 	// the job's own.
 	Umask string `json:"umask,omitempty"`
+	// A job's --time, where neither the site's default nor its kind entry
+	// sets "time", is the plan's estimate of the stage on the job's CPUs
+	// (routebench plan; calibrated by the store's own runs) times
+	// TimeFactor (default 3), at least TimeFloor (default 30m) and at most
+	// TimeCap (default 48h); Go durations.
+	TimeFactor float64 `json:"time_factor,omitempty"`
+	TimeFloor  string  `json:"time_floor,omitempty"`
+	TimeCap    string  `json:"time_cap,omitempty"`
+}
+
+// TimeLimit is the --time of a stage of the given kind estimated at
+// estimate, and false where the site sets the kind's time itself (or the
+// estimate is unknown: the built-in default stays).
+func (s *Site) TimeLimit(kind string, estimate time.Duration) (string, bool) {
+	if estimate <= 0 || s.explicitTime(kind) {
+		return "", false
+	}
+	factor, floor, limit := 3.0, 30*time.Minute, 48*time.Hour
+	if s != nil {
+		if s.TimeFactor > 0 {
+			factor = s.TimeFactor
+		}
+		if d, err := time.ParseDuration(s.TimeFloor); err == nil && s.TimeFloor != "" {
+			floor = d
+		}
+		if d, err := time.ParseDuration(s.TimeCap); err == nil && s.TimeCap != "" {
+			limit = d
+		}
+	}
+	d := time.Duration(float64(estimate) * factor)
+	d = min(max(d, floor), limit)
+	mins := int((d + time.Minute - 1) / time.Minute) // whole minutes, rounded up
+	return fmt.Sprintf("%d:%02d:00", mins/60, mins%60), true
+}
+
+func (s *Site) explicitTime(kind string) bool {
+	if s == nil {
+		return false
+	}
+	return s.Default.Time != "" || s.Kinds[kind].Time != ""
 }
 
 // umask is the job's umask line value, "" for none.
@@ -152,6 +192,14 @@ func LoadSite(path string) (*Site, error) {
 	var s Site
 	if err := json.Unmarshal(b, &s); err != nil {
 		return nil, fmt.Errorf("slurm site file %s: %w (see docs/cluster.md for its fields)", path, err)
+	}
+	for name, v := range map[string]string{"time_floor": s.TimeFloor, "time_cap": s.TimeCap} {
+		if d, err := time.ParseDuration(v); v != "" && (err != nil || d <= 0) {
+			return nil, fmt.Errorf("slurm site file %s: %s %q is not a duration such as \"30m\" or \"48h\"", path, name, v)
+		}
+	}
+	if s.TimeFactor < 0 {
+		return nil, fmt.Errorf("slurm site file %s: time_factor %g must be positive", path, s.TimeFactor)
 	}
 	if s.InputWaitSpec != "" {
 		if d, err := time.ParseDuration(s.InputWaitSpec); err != nil || d < 0 {

@@ -138,3 +138,26 @@ func TestCancelPlan(t *testing.T) {
 		t.Fatalf("squeue calls %q: want one, for this user's jobs only (--me)", q)
 	}
 }
+
+// --time is the estimate times the factor, between the floor and the cap,
+// in whole minutes; a site's own time for the kind wins.
+func TestTimeLimitFromEstimate(t *testing.T) {
+	site := &Site{TimeFactor: 2, TimeFloor: "10m", TimeCap: "5h"}
+	for _, tc := range []struct {
+		est  time.Duration
+		want string
+	}{{time.Minute, "0:10:00"}, {40*time.Minute + time.Second, "1:21:00"}, {4 * time.Hour, "5:00:00"}} {
+		if got, ok := site.TimeLimit("train", tc.est); !ok || got != tc.want {
+			t.Errorf("estimate %s: --time %q (%v), want %q", tc.est, got, ok, tc.want)
+		}
+	}
+	if got, ok := (&Site{}).TimeLimit("evaluate", 20*time.Hour); !ok || got != "48:00:00" {
+		t.Errorf("defaults: 20h estimate gives %q, want the 48h cap", got)
+	}
+	if _, ok := (&Site{Kinds: map[string]Resources{"train": {Time: "12:00:00"}}}).TimeLimit("train", time.Hour); ok {
+		t.Error("the site's own train time was overridden by the estimate")
+	}
+	if _, ok := site.TimeLimit("report", 0); ok {
+		t.Error("an unpriced stage got an estimated time")
+	}
+}

@@ -15,6 +15,7 @@ import (
 
 	"routebench/artifacts"
 	"routebench/pipeline"
+	"routebench/planner/cost"
 	"routebench/slurm"
 	"routebench/stages/study"
 )
@@ -158,6 +159,28 @@ func newSlurmJob(c *common, f *slurmFlags) (*slurmJob, error) {
 	return j, nil
 }
 
+// estimator prices a stage on a job's CPUs with the cost model `plan`
+// uses, calibrated by the store's cached runs (planner/cost.Fit scales a
+// record made on another core count). An unpriced stage is 0.
+func (j *slurmJob) estimator(done map[string]*artifacts.Artifact) func(s *pipeline.Stage, cpus int) time.Duration {
+	var recs []cost.Record
+	for _, s := range j.plan.Stages {
+		if ri, ok := runInfoOf(done[s.Name]); ok {
+			recs = append(recs, cost.Record{Stage: s, Run: ri})
+		}
+	}
+	cals := map[int]cost.Calibration{}
+	return func(s *pipeline.Stage, cpus int) time.Duration {
+		cpus = max(cpus, 1)
+		cal, ok := cals[cpus]
+		if !ok {
+			cal = cost.Fit(recs, cpus)
+			cals[cpus] = cal
+		}
+		return time.Duration(cal.Stage(s).Seconds * float64(time.Second))
+	}
+}
+
 func firstNonEmpty(a, b string) string {
 	if a != "" {
 		return a
@@ -168,10 +191,11 @@ func firstNonEmpty(a, b string) string {
 // nodes describes the plan for the scheduler: the store's state now and
 // each stage's recipe.
 func (j *slurmJob) nodes() ([]slurm.Node, error) {
-	lines, _, err := j.runner.Status(j.plan)
+	lines, done, err := j.runner.Status(j.plan)
 	if err != nil {
 		return nil, err
 	}
+	estimate := j.estimator(done)
 	store, _ := filepath.Abs(j.runner.Store.Root())
 	bin, err := os.Executable()
 	if err != nil {
@@ -187,6 +211,9 @@ func (j *slurmJob) nodes() ([]slurm.Node, error) {
 		recipe[s.Name] = rc
 		n := slurm.Node{Name: s.Name, Kind: s.Kind, Recipe: rc, Cached: lines[i].Cached,
 			Argv: j.c.runArgv(s.Name, store), Resources: j.sub.Site.For(s.Kind, j.gpu)}
+		if t, ok := j.sub.Site.TimeLimit(s.Kind, estimate(s, n.Resources.CPUs)); ok {
+			n.Resources.Time = t
+		}
 		n.Argv[0] = bin
 		// The job runs its stage only (never its inputs), and only if it
 		// is the stage planned here (see runOnly).
