@@ -19,6 +19,11 @@
 #   8. two attempts of one stage at once on one store without flock
 #      (ROUTEBENCH_STORE_NOFLOCK=1, as on Lustre noflock) work in their own
 #      dirs and leave one committed output; no read sees a damaged entry.
+#   9. a job whose configuration differs from the submitter's (a site
+#      "binary" wrapper adds a --set) fails before computing anything, and
+#      --wait ends at once, printing both recipes;
+#  10. a site argument that overrides a managed flag is refused, naming it,
+#      and nothing is submitted.
 # SLURM_TEST_CASES="6 7 8" runs those cases only (cases 1-5 run together).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -143,6 +148,37 @@ if want 8; then
 	"$BIN" run evaluate/alibi "${aopts[@]}" > "$T/eval8.log" 2>&1 || { cat "$T/eval8.log"; fail "case 8: evaluating the committed output"; }
 	grep -qE "^train/alibi +[0-9a-f]{12}  hit" "$T/eval8.log" || { cat "$T/eval8.log"; fail "case 8: the committed train/alibi is not a verified hit"; }
 	echo "case 8 ok: slurm cancel cancelled the held plan ($held); jobs ${ids[*]} ran train/alibi at once in $maxdirs work dirs; one entry committed, the second attempt kept it; it reads back verified ($((SECONDS - t0)) s)"
+fi
+
+if want 9; then
+	echo "== 9. a job that is not the planned stage ends --wait"
+	t0=$SECONDS
+	M="$T/mismatch-store"
+	# Another configuration than the submitter's, as another checkout or
+	# binary would give: the job's recipe, and so its key, differ.
+	printf '#!/bin/bash\nexec %q "$@" --set steps=77\n' "$(cd "$(dirname "$BIN")" && pwd)/$(basename "$BIN")" > "$T/other-config"
+	chmod +x "$T/other-config"
+	echo "{\"default\": {\"cpus\": 1, \"mem\": \"1G\", \"time\": \"30:00\"}, \"binary\": {\"train\": \"$T/other-config\"}}" > "$T/site9.json"
+	mopts=(--profile smoke --set variants=rope --set steps=109 --store "$M")
+	if "$BIN" slurm submit "${mopts[@]}" --site "$T/site9.json" --log-dir "$T/logs9" --poll 1s --poll-max 3s --wait > "$T/wait9.log" 2>&1; then
+		cat "$T/wait9.log"; fail "case 9: --wait succeeded with a job of another configuration"
+	fi
+	grep -q "train/rope (job [0-9]*) is not the stage this submission planned" "$T/wait9.log" || { cat "$T/wait9.log"; fail "case 9: --wait did not end on the mismatch"; }
+	grep -qE "recipe [0-9a-f]{64} is not the submitter's [0-9a-f]{64}" "$T/wait9.log" || { cat "$T/wait9.log"; fail "case 9: the two recipes are not printed"; }
+	n=$(cat "$T/logs9"/*.log | grep -cE "^train/rope +[0-9a-f]{12}  ran") || true
+	[ "$n" = 0 ] || fail "case 9: the mismatched job computed train/rope"
+	echo "case 9 ok: --wait ended on train/rope's mismatch after $((SECONDS - t0)) s, both recipes printed, nothing computed"
+fi
+
+if want 10; then
+	echo "== 10. a site argument that overrides a managed flag"
+	before=$(squeue -h -t all | wc -l)
+	if "$BIN" slurm submit --profile smoke --store "$T/refused-store" --sbatch-arg=--dependency=afterany:1 > "$T/sub10.log" 2>&1; then
+		cat "$T/sub10.log"; fail "case 10: a site --dependency was accepted"
+	fi
+	grep -q 'sets --dependency, which routebench manages' "$T/sub10.log" || { cat "$T/sub10.log"; fail "case 10: the refusal does not name --dependency"; }
+	[ "$(squeue -h -t all | wc -l)" = "$before" ] || fail "case 10: jobs were submitted despite the refusal"
+	echo "case 10 ok: $(grep -o 'the sbatch argument.*manages' "$T/sub10.log" | head -1)"
 fi
 
 if want 1; then
