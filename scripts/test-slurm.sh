@@ -24,6 +24,10 @@
 #      --wait ends at once, printing both recipes;
 #  10. a site argument that overrides a managed flag is refused, naming it,
 #      and nothing is submitted.
+#  11. two Unix users (root and a user this script creates, both in a group
+#      it creates) submit one plan to one group-shared store at once: each
+#      sees only their own jobs (squeue --me), both --wait succeed, and
+#      every store directory stays group-writable in the store's group.
 # SLURM_TEST_CASES="6 7 8" runs those cases only (cases 1-5 run together).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -179,6 +183,37 @@ if want 10; then
 	grep -q 'sets --dependency, which routebench manages' "$T/sub10.log" || { cat "$T/sub10.log"; fail "case 10: the refusal does not name --dependency"; }
 	[ "$(squeue -h -t all | wc -l)" = "$before" ] || fail "case 10: jobs were submitted despite the refusal"
 	echo "case 10 ok: $(grep -o 'the sbatch argument.*manages' "$T/sub10.log" | head -1)"
+fi
+
+if want 11; then
+	echo "== 11. two Unix users, one store"
+	t0=$SECONDS
+	grp=rbtest-share usr=rbtest-b
+	getent group "$grp" > /dev/null || { groupadd "$grp" && made_group=1; }
+	id "$usr" > /dev/null 2>&1 || { useradd -M -N -g "$grp" -s /bin/bash "$usr" && made_user=1; }
+	trap 'slurm_stop; [ -n "${made_user:-}" ] && userdel "$usr"; [ -n "${made_group:-}" ] && groupdel "$grp"; rm -rf "$T"' EXIT
+	# The other user reaches the cluster's config, munge's socket and $T.
+	chmod 711 "$SLURM_DIR" "$SLURM_DIR/munge" "$T"
+	chmod 644 "$SLURM_CONF"
+	U="$T/shared-store"
+	mkdir -p "$U" && chgrp "$grp" "$U" && chmod 2775 "$U"
+	uopts=(--profile smoke --set variants=rope --set steps=113 --store "$U" --site "$T/site11.json" --poll 1s --poll-max 3s)
+	echo '{"default": {"cpus": 1, "mem": "1G", "time": "30:00"}}' > "$T/site11.json"
+	chmod 644 "$T/site11.json"
+	bin=$(cd "$(dirname "$BIN")" && pwd)/$(basename "$BIN")
+	(umask 002; "$BIN" slurm submit "${uopts[@]}" --log-dir "$T/logs11a" --sbatch-arg=--hold) > "$T/sub11a.log" 2>&1 || { cat "$T/sub11a.log"; fail "case 11: user A's submit"; }
+	mkdir -p "$T/logs11b" && chown "$usr" "$T/logs11b"
+	runuser -u "$usr" -- env PATH="$PATH" SLURM_CONF="$SLURM_CONF" HOME="$T/logs11b" bash -c 'umask 002; cd "$1"; shift; exec "$@"' _ "$PWD" \
+		"$bin" slurm submit "${uopts[@]}" --log-dir "$T/logs11b" --wait --out "$T/logs11b/out" > "$T/sub11b.log" 2>&1 & b=$!
+	for _ in $(seq 120); do grep -q "^slurm submit" "$T/sub11b.log" 2>/dev/null && break; sleep 0.25; done
+	grep -q "0 already queued or running" "$T/sub11b.log" || { cat "$T/sub11b.log"; fail "case 11: user B's submit took user A's jobs for its own"; }
+	scontrol release $(awk '$1 == "submitted" {print $4}' "$T/sub11a.log")
+	(umask 002; "$BIN" slurm submit "${uopts[@]}" --log-dir "$T/logs11a" --wait --out "$T/out11a") > "$T/wait11a.log" 2>&1 || { cat "$T/wait11a.log"; fail "case 11: user A's --wait"; }
+	wait "$b" || { cat "$T/sub11b.log"; fail "case 11: user B's --wait"; }
+	[ -z "$(find "$U" -type d ! -group "$grp")" ] || { find "$U" -type d ! -group "$grp" | head; fail "case 11: store dirs outside the store's group"; }
+	[ -z "$(find "$U" -type d ! -perm -g+ws)" ] || { find "$U" -type d ! -perm -g+ws -exec ls -ld {} + | head; fail "case 11: store dirs not group-writable and setgid"; }
+	bjobs=$(grep -c '^submitted' "$T/sub11b.log")
+	echo "case 11 ok: users root and $usr each submitted their own jobs (B: $bjobs) for one plan, both --wait exported; every store dir is $grp, g+ws ($((SECONDS - t0)) s)"
 fi
 
 if want 1; then
