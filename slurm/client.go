@@ -19,6 +19,29 @@ type Client struct {
 	Sleep   func(time.Duration)
 	// Calls counts the commands run, by name (sbatch, squeue, ...).
 	Calls map[string]int
+	// SubmitInterval is the least time between two sbatch calls (the
+	// site's submit_interval); Now is the clock (tests).
+	SubmitInterval time.Duration
+	Now            func() time.Time
+	lastSubmit     time.Time
+}
+
+// pace waits until SubmitInterval has passed since the last sbatch call.
+func (c *Client) pace() {
+	now := time.Now
+	if c.Now != nil {
+		now = c.Now
+	}
+	sleep := c.Sleep
+	if sleep == nil {
+		sleep = time.Sleep
+	}
+	if !c.lastSubmit.IsZero() {
+		if wait := c.SubmitInterval - now().Sub(c.lastSubmit); wait > 0 {
+			sleep(wait)
+		}
+	}
+	c.lastSubmit = now()
 }
 
 func (c *Client) count(name string) {
@@ -42,6 +65,9 @@ func isTransient(msg string) bool {
 // Run runs one Slurm command and returns its stdout; on failure the error
 // names the command and carries its stderr.
 func (c *Client) Run(name string, args ...string) (string, error) {
+	if name == "sbatch" {
+		c.pace()
+	}
 	retries, wait := c.Retries, c.Backoff
 	if retries == 0 {
 		retries = 4

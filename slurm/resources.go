@@ -96,6 +96,20 @@ type Site struct {
 	TimeFactor float64 `json:"time_factor,omitempty"`
 	TimeFloor  string  `json:"time_floor,omitempty"`
 	TimeCap    string  `json:"time_cap,omitempty"`
+	// SubmitInterval is the least time between two sbatch calls (a Go
+	// duration, default 100ms): clusters limit submit RPCs per user, and a
+	// burst of sbatch calls is what makes a loaded slurmctld time out.
+	SubmitInterval string `json:"submit_interval,omitempty"`
+}
+
+// SubmitIntervalOrDefault is submit_interval, 100ms by default.
+func (s *Site) SubmitIntervalOrDefault() time.Duration {
+	if s != nil && s.SubmitInterval != "" {
+		if d, err := time.ParseDuration(s.SubmitInterval); err == nil {
+			return d
+		}
+	}
+	return 100 * time.Millisecond
 }
 
 // TimeLimit is the --time of a stage of the given kind estimated at
@@ -193,8 +207,8 @@ func LoadSite(path string) (*Site, error) {
 	if err := json.Unmarshal(b, &s); err != nil {
 		return nil, fmt.Errorf("slurm site file %s: %w (see docs/cluster.md for its fields)", path, err)
 	}
-	for name, v := range map[string]string{"time_floor": s.TimeFloor, "time_cap": s.TimeCap} {
-		if d, err := time.ParseDuration(v); v != "" && (err != nil || d <= 0) {
+	for name, v := range map[string]string{"time_floor": s.TimeFloor, "time_cap": s.TimeCap, "submit_interval": s.SubmitInterval} {
+		if d, err := time.ParseDuration(v); v != "" && (err != nil || d < 0) {
 			return nil, fmt.Errorf("slurm site file %s: %s %q is not a duration such as \"30m\" or \"48h\"", path, name, v)
 		}
 	}

@@ -161,3 +161,25 @@ func TestTimeLimitFromEstimate(t *testing.T) {
 		t.Error("an unpriced stage got an estimated time")
 	}
 }
+
+// sbatch calls are paced SubmitInterval apart (on a fake clock that the
+// pauses advance); a retry's backoff counts toward the interval.
+func TestSubmitPacing(t *testing.T) {
+	newFakeSlurm(t)
+	clock := time.Unix(1e9, 0)
+	var pauses []time.Duration
+	c := &Client{SubmitInterval: time.Second, Now: func() time.Time { return clock },
+		Sleep: func(d time.Duration) { pauses = append(pauses, d); clock = clock.Add(d) }}
+	s := &Submitter{Client: c, Site: &Site{}, LogDir: t.TempDir(), Dir: "/w"}
+	nodes := chain(false)
+	clock = clock.Add(0)
+	if _, err := s.Submit(nodes); err != nil {
+		t.Fatal(err)
+	}
+	if len(pauses) != 2 || pauses[0] != time.Second || pauses[1] != time.Second {
+		t.Fatalf("pauses %v: want 1s before the second and the third of three sbatch calls", pauses)
+	}
+	if d := (&Site{}).SubmitIntervalOrDefault(); d != 100*time.Millisecond {
+		t.Fatalf("default submit interval %s", d)
+	}
+}

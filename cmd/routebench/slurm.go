@@ -155,7 +155,7 @@ func newSlurmJob(c *common, f *slurmFlags) (*slurmJob, error) {
 		return nil, err
 	}
 	j := &slurmJob{c: c, f: f, runner: r, plan: plan, gpu: c.sweep == "" && c.profile == "paper",
-		sub: &slurm.Submitter{Client: &slurm.Client{}, Site: site, LogDir: logDir, Dir: dir, DryRun: f.dryRun, Out: os.Stdout}}
+		sub: &slurm.Submitter{Client: &slurm.Client{SubmitInterval: site.SubmitIntervalOrDefault()}, Site: site, LogDir: logDir, Dir: dir, DryRun: f.dryRun, Out: os.Stdout}}
 	return j, nil
 }
 
