@@ -59,7 +59,7 @@ func (r *Report) Count(state string) int {
 // names something that does not exist. Fix the site file and submit again.
 var stuckReasons = []string{"PartitionTimeLimit", "PartitionNodeLimit", "PartitionConfig", "BadConstraints",
 	"InvalidAccount", "InvalidQOS", "QOSMaxWallDurationPerJobLimit", "AssocMaxWallDurationPerJobLimit",
-	"QOSMaxCpuPerJobLimit", "QOSMaxMemoryPerJob", "AssocMaxCpuPerJobLimit", "ReqNodeNotAvail, UnavailableNodes"}
+	"QOSMaxCpuPerJobLimit", "QOSMaxMemoryPerJob", "AssocMaxCpuPerJobLimit"}
 
 func stuck(reason string) bool {
 	for _, r := range stuckReasons {
