@@ -25,8 +25,25 @@ func noLockSupport(err error) bool {
 // dies, so it never goes stale the way PID files do.
 type fileLock struct{ f *os.File }
 
+// NoFlockEnv, set to 1, makes the store act as on a file system without
+// flock (Lustre mounted noflock, NFS without a lock manager): every lock
+// is refused as ENOLCK would refuse it. make test-slurm sets it to show
+// that two attempts of one stage on two "nodes" leave one committed
+// output without any lock.
+const NoFlockEnv = "ROUTEBENCH_STORE_NOFLOCK"
+
 func lockFile(path string, exclusive bool) (*fileLock, error) {
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
+	if os.Getenv(NoFlockEnv) == "1" {
+		return nil, fmt.Errorf("flock %s: %w (%s=1)", path, errNoLocks, NoFlockEnv)
+	}
+	// 0o666 less the umask: another user of a group-writable store must
+	// be able to open the lock file too. flock needs no write access, so
+	// a lock file someone else created under a stricter umask is opened
+	// read-only.
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o666)
+	if errors.Is(err, os.ErrPermission) {
+		f, err = os.Open(path)
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -63,9 +63,12 @@ func Open(root string) (*Store, error) {
 		return nil, fmt.Errorf("artifact store %s: %w", root, err)
 	}
 	for _, d := range []string{"blobs", "index", "work", "tmp", "locks"} {
-		if err := os.MkdirAll(filepath.Join(abs, d), 0o755); err != nil {
+		if err := os.MkdirAll(filepath.Join(abs, d), DirPerm); err != nil {
 			return nil, fmt.Errorf("artifact store %s is not writable (set ROUTEBENCH_STORE to a writable directory): %w", abs, err)
 		}
+	}
+	for _, d := range []string{"", "blobs", "index", "work", "tmp", "locks", "runs"} {
+		shareGroup(filepath.Join(abs, d))
 	}
 	probe, err := os.CreateTemp(filepath.Join(abs, "tmp"), ".probe-*")
 	if err != nil {
@@ -258,9 +261,14 @@ func (a *Artifact) ReadFile(name string) ([]byte, error) {
 // separators) as the artifact of action a, index entry last. dir is left
 // in place; the caller removes it.
 func (s *Store) Put(a ActionID, stage string, dir string) (*Artifact, error) {
+	art, _, err := s.put(a, stage, dir, false)
+	return art, err
+}
+
+func (s *Store) put(a ActionID, stage string, dir string, once bool) (*Artifact, bool, error) {
 	shared, err := s.lockOrWarn(filepath.Join(s.root, "locks", "gc"), false)
 	if err != nil {
-		return nil, fmt.Errorf("artifact store %s: %w", s.root, err)
+		return nil, false, fmt.Errorf("artifact store %s: %w", s.root, err)
 	}
 	defer shared.Unlock()
 
@@ -288,22 +296,22 @@ func (s *Store) Put(a ActionID, stage string, dir string) (*Artifact, error) {
 		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("storing output of stage %s: %w", stage, err)
+		return nil, false, fmt.Errorf("storing output of stage %s: %w", stage, err)
 	}
 	sort.Slice(files, func(i, j int) bool { return files[i].Name < files[j].Name })
 	art := &Artifact{Action: a, Stage: stage, Files: files, store: s}
 	entry, err := encodeIndex(art)
 	if err != nil {
-		return nil, fmt.Errorf("storing output of stage %s: %w", stage, err)
+		return nil, false, fmt.Errorf("storing output of stage %s: %w", stage, err)
 	}
-	idx := s.indexPath(a)
-	if err := os.MkdirAll(filepath.Dir(idx), 0o755); err != nil {
-		return nil, fmt.Errorf("storing output of stage %s: %w", stage, err)
+	kept, err := s.commitIndex(a, stage, entry, once)
+	if err != nil {
+		return nil, false, err
 	}
-	if _, err := writeAtomic(filepath.Dir(idx), idx, strings.NewReader(entry), 0o644); err != nil {
-		return nil, fmt.Errorf("storing index entry of stage %s: %w", stage, err)
+	if kept != nil {
+		return kept, true, nil
 	}
-	return art, nil
+	return art, false, nil
 }
 
 // putBlob hashes src and stores it by content unless a verified copy exists.
@@ -317,7 +325,7 @@ func (s *Store) putBlob(src string) (File, error) {
 		return f, nil
 	}
 	dst := s.blobPath(id)
-	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(dst), DirPerm); err != nil {
 		return f, err
 	}
 	in, err := os.Open(src)

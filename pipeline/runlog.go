@@ -55,7 +55,7 @@ func (r *Runner) newRunLog(plan *Plan) *runLog {
 		})
 	}
 	dir := RunsDir(r.Store.Root())
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(dir, artifacts.DirPerm); err != nil {
 		l.warn(err)
 		return l
 	}

@@ -48,6 +48,9 @@ type Runner struct {
 	OnExecute func(s *Stage)
 	// Now is the clock (injected by tests).
 	Now func() time.Time
+	// Attempt names this process's work dirs (see execute); empty means
+	// the host, the pid and, in a Slurm job, the job id and restart count.
+	Attempt string
 }
 
 // Record is one line of the run log.
@@ -103,13 +106,18 @@ func (r *Runner) Run(ctx context.Context, plan *Plan) (*Result, error) {
 		res.Artifacts[s.Name] = art
 		res.Records = append(res.Records, rec)
 		log.write(res.Records)
-		verb := rec.Result
-		if rec.Reason != "" {
-			verb += " (" + rec.Reason + ")"
-		}
-		fmt.Fprintf(r.logw(), "%-28s %s  %s  %.1fs\n", s.Name, rec.Key[:12], verb, rec.WallSec)
+		r.say(rec)
 	}
 	return res, nil
+}
+
+// say prints a stage's result line (make test-slurm counts the "ran" lines).
+func (r *Runner) say(rec Record) {
+	verb := rec.Result
+	if rec.Reason != "" {
+		verb += " (" + rec.Reason + ")"
+	}
+	fmt.Fprintf(r.logw(), "%-28s %s  %s  %.1fs\n", rec.Stage, rec.Key[:12], verb, rec.WallSec)
 }
 
 // stageKey computes a stage's key from the artifacts of its inputs (which
@@ -174,12 +182,15 @@ func (r *Runner) runStage(ctx context.Context, s *Stage, done map[string]*artifa
 	default:
 		rec.Reason = missErr.(*artifacts.Miss).Reason
 	}
-	art, wall, err := r.execute(ctx, s, key, done)
+	art, existed, wall, err := r.execute(ctx, s, key, done)
 	rec.WallSec = wall.Seconds()
 	if err != nil {
 		return rec, nil, err
 	}
 	rec.Result = "ran"
+	if existed {
+		rec.Reason += "; another attempt committed it first: its output is kept"
+	}
 	if r.Verify && cached != nil {
 		if err := compareOutputs(s, cached, art); err != nil {
 			return rec, nil, err
@@ -192,19 +203,31 @@ func (r *Runner) runStage(ctx context.Context, s *Stage, done map[string]*artifa
 	return rec, art, nil
 }
 
-// execute runs one stage into its work dir and commits the outputs.
-func (r *Runner) execute(ctx context.Context, s *Stage, key Key, done map[string]*artifacts.Artifact) (*artifacts.Artifact, time.Duration, error) {
+// execute runs one stage into a work dir of its own attempt and commits
+// the outputs; existed says another attempt had committed the key first
+// and its artifact is returned.
+//
+// Each attempt (a process; under Slurm a job and its restart count) works
+// in <store>/work/<key>/<attempt>/{out,scratch} and removes only that
+// directory: a requeued job and a straggler of the same stage, on nodes
+// where flock does not reach, never delete or commit each other's files.
+// A new attempt starts its scratch from the newest checkpoint files
+// earlier attempts left (copied, never moved: their owner may still be
+// running). The commit is PutOnce's: the first complete index entry wins,
+// so two attempts at once leave one committed output. Forced and verify
+// runs replace the entry, as they always did.
+func (r *Runner) execute(ctx context.Context, s *Stage, key Key, done map[string]*artifacts.Artifact) (*artifacts.Artifact, bool, time.Duration, error) {
 	work := r.Store.WorkDir(key.ID)
-	out := filepath.Join(work, "out")
-	// Outputs of an interrupted attempt are discarded; scratch (checkpoints) is kept.
-	if err := os.RemoveAll(out); err != nil {
-		return nil, 0, fmt.Errorf("stage %s: clearing %s: %w", s.Name, out, err)
-	}
-	scratch := filepath.Join(work, "scratch")
+	attempt := filepath.Join(work, r.attemptName())
+	out := filepath.Join(attempt, "out")
+	scratch := filepath.Join(attempt, "scratch")
 	for _, d := range []string{out, scratch} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			return nil, 0, fmt.Errorf("stage %s: %w", s.Name, err)
+		if err := os.MkdirAll(d, artifacts.DirPerm); err != nil {
+			return nil, false, 0, fmt.Errorf("stage %s: creating its work dir: %w", s.Name, err)
 		}
+	}
+	if err := resumeScratch(work, attempt, scratch, func(line string) { fmt.Fprintf(r.logw(), "%s: %s\n", s.Name, line) }); err != nil {
+		return nil, false, 0, fmt.Errorf("stage %s: %w", s.Name, err)
 	}
 	inputs := map[string]*artifacts.Artifact{}
 	for _, in := range s.Inputs {
@@ -227,21 +250,28 @@ func (r *Runner) execute(ctx context.Context, s *Stage, key Key, done map[string
 	prog.finish()
 	wall := r.now().Sub(start)
 	if err != nil {
-		// No artifact: the out dir is discarded on the next attempt.
-		return nil, wall, fmt.Errorf("stage %s failed: %w", s.Name, err)
+		// No artifact; the attempt's scratch (checkpoints) seeds the next one.
+		return nil, false, wall, fmt.Errorf("stage %s failed: %w", s.Name, err)
 	}
 	info := RunInfo{Stage: s.Name, Key: key.ID.String(), Started: start.UTC().Format(time.RFC3339), WallSec: wall.Seconds(),
 		CPU: CPUModel(), Cores: runtime.NumCPU(), Go: runtime.Version()}
 	b, _ := json.MarshalIndent(info, "", "  ")
 	if err := os.WriteFile(filepath.Join(out, RunInfoFile), append(b, '\n'), 0o644); err != nil {
-		return nil, wall, fmt.Errorf("stage %s: %w", s.Name, err)
+		return nil, false, wall, fmt.Errorf("stage %s: %w", s.Name, err)
 	}
-	art, err := r.Store.Put(key.ID, s.Name, out)
+	var art *artifacts.Artifact
+	existed := false
+	if r.Verify || r.forced(s) {
+		art, err = r.Store.Put(key.ID, s.Name, out)
+	} else {
+		art, existed, err = r.Store.PutOnce(key.ID, s.Name, out)
+	}
 	if err != nil {
-		return nil, wall, err
+		return nil, false, wall, err
 	}
-	os.RemoveAll(work)
-	return art, wall, nil
+	os.RemoveAll(attempt)
+	os.Remove(work) // only if no other attempt's dir is left in it
+	return art, existed, wall, nil
 }
 
 // runSafely turns a panic inside a stage into an error, so that a bug is

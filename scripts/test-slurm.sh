@@ -11,7 +11,24 @@
 #   3. a resubmit of a finished plan makes no sbatch call;
 #   4. a train job sent the pre-limit signal (scancel --signal=USR1 --batch)
 #      requeues itself and resumes to the weights of an uninterrupted run;
-#   5. two submissions of one plan at once compute each stage once.
+#   5. two submissions of one plan at once compute each stage once;
+#   6. a dependent job whose input is hidden (renamed away, then back within
+#      the job's input wait) waits for it and computes only its own stage;
+#   7. an input hidden past the wait fails the job, naming the input's key,
+#      and nothing recomputes it;
+#   8. two attempts of one stage at once on one store without flock
+#      (ROUTEBENCH_STORE_NOFLOCK=1, as on Lustre noflock) work in their own
+#      dirs and leave one committed output; no read sees a damaged entry.
+#   9. a job whose configuration differs from the submitter's (a site
+#      "binary" wrapper adds a --set) fails before computing anything, and
+#      --wait ends at once, printing both recipes;
+#  10. a site argument that overrides a managed flag is refused, naming it,
+#      and nothing is submitted.
+#  11. two Unix users (root and a user this script creates, both in a group
+#      it creates) submit one plan to one group-shared store at once: each
+#      sees only their own jobs (squeue --me), both --wait succeed, and
+#      every store directory stays group-writable in the store's group.
+# SLURM_TEST_CASES="6 7 8" runs those cases only (cases 1-5 run together).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=${BIN:-bin/routebench}
@@ -31,7 +48,175 @@ fail() {
 	exit 1
 }
 slurm_start
+want() { [ -z "${SLURM_TEST_CASES:-}" ] || [[ " $SLURM_TEST_CASES " == *" $1 "* ]]; }
+# keyof STAGE ARGS...: the stage's key in the plan of ARGS (a store among them).
+keyof() { local st=$1; shift; "$BIN" plan --json "$@" | grep -A8 "\"name\": \"$st\"" | grep -o '"key": "[0-9a-f]*"' | head -1 | cut -d'"' -f4; }
+# jobof STAGE LOG: the job id `slurm submit` printed for STAGE.
+jobof() { awk -v s="$1" '$1 == "submitted" && $2 == s {print $4}' "$2"; }
 
+if want 6 || want 7; then
+	echo "== 6, 7. a job whose input is hidden from it"
+	H="$T/hidden-store"
+	for c in 6 7; do
+		want $c || continue
+		t0=$SECONDS
+		# Case 6's input comes back within the wait, case 7's does not.
+		wait=60s; [ $c = 7 ] && wait=10s
+		cat > "$T/site-wait.json" <<JSON
+{"default": {"cpus": 1, "mem": "1G", "time": "30:00"}, "input_wait": "$wait"}
+JSON
+		hopts=(--profile smoke --set variants=rope --set steps=$((100 + c)) --store "$H")
+		hsub() { "$BIN" slurm submit "${hopts[@]}" --site "$T/site-wait.json" --log-dir "$T/logs$c" --poll 1s --poll-max 3s "$@"; }
+		"$BIN" run train/rope "${hopts[@]}" > "$T/local$c.log" 2>&1 || { cat "$T/local$c.log"; fail "case $c: training train/rope locally"; }
+		k=$(keyof train/rope "${hopts[@]}")
+		[ -n "$k" ] || fail "case $c: no key for train/rope"
+		# Held, so that the entry is hidden before evaluate/rope's job starts
+		# (its submit saw train/rope cached: evaluate/rope waits on no job).
+		hsub --sbatch-arg=--hold > "$T/hsub$c.log" 2>&1 || { cat "$T/hsub$c.log"; fail "case $c: submit"; }
+		ejob=$(jobof evaluate/rope "$T/hsub$c.log")
+		[ -n "$ejob" ] || { cat "$T/hsub$c.log"; fail "case $c: no evaluate/rope job submitted"; }
+		grep -q '^submitted train/rope' "$T/hsub$c.log" && fail "case $c: train/rope was submitted although cached"
+		idx="$H/index/${k:0:2}/$k"
+		mv "$idx" "$idx.hidden"
+		scontrol release $(awk '$1 == "submitted" {print $4}' "$T/hsub$c.log")
+		elog=$(ls "$T/logs$c"/evaluate_rope.*.log 2>/dev/null || true)
+		for _ in $(seq 240); do
+			elog=$(ls "$T/logs$c"/evaluate_rope.*.log 2>/dev/null || true)
+			[ -n "$elog" ] && grep -q "waiting for input train/rope" "$elog" && break
+			sleep 0.25
+		done
+		grep -q "waiting for input train/rope (key ${k:0:12}" "$elog" || { cat "$elog"; fail "case $c: evaluate/rope's job did not wait for its hidden input"; }
+		if [ $c = 6 ]; then
+			sleep 3
+			mv "$idx.hidden" "$idx"
+			hsub --wait --out "$T/hidden-out" > "$T/hwait$c.log" 2>&1 || { cat "$T/hwait$c.log" "$elog"; fail "case 6: waiting for the plan"; }
+			grep -qE "^evaluate/rope +[0-9a-f]{12}  ran" "$elog" || { cat "$elog"; fail "case 6: evaluate/rope did not run after its input came back"; }
+			n=$(cat "$T/logs$c"/*.log | grep -cE "^(train/rope|tokenize) +[0-9a-f]{12}  ran") || true
+			[ "$n" = 0 ] || { cat "$T/logs$c"/*.log; fail "case 6: a job recomputed an input ($n times)"; }
+			echo "case 6 ok: job $ejob waited $(grep -c 'waiting for input' "$elog") looks for train/rope, then ran evaluate/rope only; no input recomputed ($((SECONDS - t0)) s)"
+		else
+			# Not submit --wait: the head would see train/rope missing too and
+			# submit it; here only the job's view is hidden.
+			for _ in $(seq 240); do
+				squeue -h -j "$ejob" -t PENDING,RUNNING,CONFIGURING,COMPLETING 2>/dev/null | grep -q . || break
+				sleep 0.5
+			done
+			grep -q "its input train/rope (key $k) is not in the store" "$elog" || { cat "$elog"; fail "case 7: the job's error does not name the missing input's key"; }
+			"$BIN" slurm status "${hopts[@]}" --log-dir "$T/logs$c" > "$T/hstatus7.log" || true
+			grep -qE "^  evaluate/rope +failed" "$T/hstatus7.log" || { cat "$T/hstatus7.log"; fail "case 7: status does not show evaluate/rope failed"; }
+			n=$(cat "$T/logs$c"/*.log | grep -cE "^(train/rope|tokenize) +[0-9a-f]{12}  ran") || true
+			[ "$n" = 0 ] || { cat "$T/logs$c"/*.log; fail "case 7: a job recomputed an input"; }
+			mv "$idx.hidden" "$idx"
+			echo "case 7 ok: job $ejob failed after its input wait: $(grep -o 'its input train/rope (key [0-9a-f]\{12\}' "$elog" | head -1)...) is not in the store; nothing recomputed ($((SECONDS - t0)) s)"
+		fi
+	done
+fi
+
+if want 8; then
+	echo "== 8. two attempts of one stage at once, without flock"
+	t0=$SECONDS
+	A="$T/attempts-store"
+	aopts=(--profile smoke --set variants=alibi --set steps=${SLURM_TEST_ATTEMPT_STEPS:-1500} --store "$A")
+	"$BIN" run tokenize "${aopts[@]}" > "$T/local8.log" 2>&1 || { cat "$T/local8.log"; fail "case 8: tokenize locally"; }
+	echo '{"default": {"cpus": 1, "mem": "1G", "time": "30:00"}}' > "$T/site8.json"
+	"$BIN" slurm submit "${aopts[@]}" --site "$T/site8.json" --log-dir "$T/logs8" --sbatch-arg=--hold > "$T/asub8.log" 2>&1 || { cat "$T/asub8.log"; fail "case 8: submit"; }
+	"$BIN" slurm cancel "${aopts[@]}" > "$T/acancel8.log" 2>&1 || { cat "$T/acancel8.log"; fail "case 8: slurm cancel"; }
+	held=$(awk '$1 == "submitted" {print $4}' "$T/asub8.log" | paste -sd,)
+	[ -z "$(squeue -h -j "$held" -t PENDING,RUNNING)" ] || { squeue -j "$held"; fail "case 8: slurm cancel left jobs of the plan"; }
+	grep -q "$(echo "$held" | tr , '\n' | wc -l) jobs cancelled" "$T/acancel8.log" || { cat "$T/acancel8.log"; fail "case 8: slurm cancel did not cancel the plan's $held"; }
+	script=$(ls "$T/logs8"/train_alibi.*.sbatch)
+	k=$(keyof train/alibi "${aopts[@]}")
+	# The same job script twice, as two jobs with no singleton between them
+	# (a requeued attempt and its straggler): both run at once.
+	ids=()
+	for n in 1 2; do
+		ids+=("$(ROUTEBENCH_STORE_NOFLOCK=1 sbatch --parsable --cpus-per-task=1 --mem=1G --output="$T/logs8/attempt$n.log" "$script")")
+	done
+	maxdirs=0 bad=0
+	while squeue -h -j "${ids[0]},${ids[1]}" -t PENDING,RUNNING,CONFIGURING,COMPLETING 2>/dev/null | grep -q .; do
+		d=$(find "$A/work" -mindepth 2 -maxdepth 2 -name 'job*' 2>/dev/null | wc -l)
+		[ "$d" -gt "$maxdirs" ] && maxdirs=$d
+		# Reads while they commit: a damaged or torn entry must never be read.
+		"$BIN" status "${aopts[@]}" > /dev/null 2> "$T/read8.err" || true
+		grep -qE "bad index entry|corrupted|truncated" "$T/read8.err" && { bad=1; cat "$T/read8.err"; }
+		sleep 0.2
+	done
+	[ "$bad" = 0 ] || fail "case 8: a read saw a damaged entry while two attempts committed"
+	for n in 1 2; do
+		grep -qE "^train/alibi +[0-9a-f]{12}  ran" "$T/logs8/attempt$n.log" || { cat "$T/logs8/attempt$n.log"; fail "case 8: attempt $n did not run train/alibi"; }
+	done
+	[ "$maxdirs" -ge 2 ] || fail "case 8: the two attempts never had two work dirs at once (max $maxdirs): they did not overlap"
+	grep -q "another attempt committed it first" "$T/logs8"/attempt*.log || { cat "$T/logs8"/attempt*.log; fail "case 8: neither attempt found the other's commit (did they overlap?)"; }
+	[ -e "$A/index/${k:0:2}/$k" ] || fail "case 8: no committed entry for train/alibi"
+	[ -z "$(find "$A/index" -name '.tmp-*')" ] || fail "case 8: temp index files left behind"
+	"$BIN" run evaluate/alibi "${aopts[@]}" > "$T/eval8.log" 2>&1 || { cat "$T/eval8.log"; fail "case 8: evaluating the committed output"; }
+	grep -qE "^train/alibi +[0-9a-f]{12}  hit" "$T/eval8.log" || { cat "$T/eval8.log"; fail "case 8: the committed train/alibi is not a verified hit"; }
+	echo "case 8 ok: slurm cancel cancelled the held plan ($held); jobs ${ids[*]} ran train/alibi at once in $maxdirs work dirs; one entry committed, the second attempt kept it; it reads back verified ($((SECONDS - t0)) s)"
+fi
+
+if want 9; then
+	echo "== 9. a job that is not the planned stage ends --wait"
+	t0=$SECONDS
+	M="$T/mismatch-store"
+	# Another configuration than the submitter's, as another checkout or
+	# binary would give: the job's recipe, and so its key, differ.
+	printf '#!/bin/bash\nexec %q "$@" --set steps=77\n' "$(cd "$(dirname "$BIN")" && pwd)/$(basename "$BIN")" > "$T/other-config"
+	chmod +x "$T/other-config"
+	echo "{\"default\": {\"cpus\": 1, \"mem\": \"1G\", \"time\": \"30:00\"}, \"binary\": {\"train\": \"$T/other-config\"}}" > "$T/site9.json"
+	mopts=(--profile smoke --set variants=rope --set steps=109 --store "$M")
+	if "$BIN" slurm submit "${mopts[@]}" --site "$T/site9.json" --log-dir "$T/logs9" --poll 1s --poll-max 3s --wait > "$T/wait9.log" 2>&1; then
+		cat "$T/wait9.log"; fail "case 9: --wait succeeded with a job of another configuration"
+	fi
+	grep -q "train/rope (job [0-9]*) is not the stage this submission planned" "$T/wait9.log" || { cat "$T/wait9.log"; fail "case 9: --wait did not end on the mismatch"; }
+	grep -qE "recipe [0-9a-f]{64} is not the submitter's [0-9a-f]{64}" "$T/wait9.log" || { cat "$T/wait9.log"; fail "case 9: the two recipes are not printed"; }
+	n=$(cat "$T/logs9"/*.log | grep -cE "^train/rope +[0-9a-f]{12}  ran") || true
+	[ "$n" = 0 ] || fail "case 9: the mismatched job computed train/rope"
+	echo "case 9 ok: --wait ended on train/rope's mismatch after $((SECONDS - t0)) s, both recipes printed, nothing computed"
+fi
+
+if want 10; then
+	echo "== 10. a site argument that overrides a managed flag"
+	before=$(squeue -h -t all | wc -l)
+	if "$BIN" slurm submit --profile smoke --store "$T/refused-store" --sbatch-arg=--dependency=afterany:1 > "$T/sub10.log" 2>&1; then
+		cat "$T/sub10.log"; fail "case 10: a site --dependency was accepted"
+	fi
+	grep -q 'sets --dependency, which routebench manages' "$T/sub10.log" || { cat "$T/sub10.log"; fail "case 10: the refusal does not name --dependency"; }
+	[ "$(squeue -h -t all | wc -l)" = "$before" ] || fail "case 10: jobs were submitted despite the refusal"
+	echo "case 10 ok: $(grep -o 'the sbatch argument.*manages' "$T/sub10.log" | head -1)"
+fi
+
+if want 11; then
+	echo "== 11. two Unix users, one store"
+	t0=$SECONDS
+	grp=rbtest-share usr=rbtest-b
+	getent group "$grp" > /dev/null || { groupadd "$grp" && made_group=1; }
+	id "$usr" > /dev/null 2>&1 || { useradd -M -N -g "$grp" -s /bin/bash "$usr" && made_user=1; }
+	trap 'slurm_stop; [ -n "${made_user:-}" ] && userdel "$usr"; [ -n "${made_group:-}" ] && groupdel "$grp"; rm -rf "$T"' EXIT
+	# The other user reaches the cluster's config, munge's socket and $T.
+	chmod 711 "$SLURM_DIR" "$SLURM_DIR/munge" "$T"
+	chmod 644 "$SLURM_CONF"
+	U="$T/shared-store"
+	mkdir -p "$U" && chgrp "$grp" "$U" && chmod 2775 "$U"
+	uopts=(--profile smoke --set variants=rope --set steps=113 --store "$U" --site "$T/site11.json" --poll 1s --poll-max 3s)
+	echo '{"default": {"cpus": 1, "mem": "1G", "time": "30:00"}}' > "$T/site11.json"
+	chmod 644 "$T/site11.json"
+	bin=$(cd "$(dirname "$BIN")" && pwd)/$(basename "$BIN")
+	(umask 002; "$BIN" slurm submit "${uopts[@]}" --log-dir "$T/logs11a" --sbatch-arg=--hold) > "$T/sub11a.log" 2>&1 || { cat "$T/sub11a.log"; fail "case 11: user A's submit"; }
+	mkdir -p "$T/logs11b" && chown "$usr" "$T/logs11b"
+	runuser -u "$usr" -- env PATH="$PATH" SLURM_CONF="$SLURM_CONF" HOME="$T/logs11b" bash -c 'umask 002; cd "$1"; shift; exec "$@"' _ "$PWD" \
+		"$bin" slurm submit "${uopts[@]}" --log-dir "$T/logs11b" --wait --out "$T/logs11b/out" > "$T/sub11b.log" 2>&1 & b=$!
+	for _ in $(seq 120); do grep -q "^slurm submit" "$T/sub11b.log" 2>/dev/null && break; sleep 0.25; done
+	grep -q "0 already queued or running" "$T/sub11b.log" || { cat "$T/sub11b.log"; fail "case 11: user B's submit took user A's jobs for its own"; }
+	scontrol release $(awk '$1 == "submitted" {print $4}' "$T/sub11a.log")
+	(umask 002; "$BIN" slurm submit "${uopts[@]}" --log-dir "$T/logs11a" --wait --out "$T/out11a") > "$T/wait11a.log" 2>&1 || { cat "$T/wait11a.log"; fail "case 11: user A's --wait"; }
+	wait "$b" || { cat "$T/sub11b.log"; fail "case 11: user B's --wait"; }
+	[ -z "$(find "$U" -type d ! -group "$grp")" ] || { find "$U" -type d ! -group "$grp" | head; fail "case 11: store dirs outside the store's group"; }
+	[ -z "$(find "$U" -type d ! -perm -g+ws)" ] || { find "$U" -type d ! -perm -g+ws -exec ls -ld {} + | head; fail "case 11: store dirs not group-writable and setgid"; }
+	bjobs=$(grep -c '^submitted' "$T/sub11b.log")
+	echo "case 11 ok: users root and $usr each submitted their own jobs (B: $bjobs) for one plan, both --wait exported; every store dir is $grp, g+ws ($((SECONDS - t0)) s)"
+fi
+
+if want 1; then
 # A store path with a space and a command substitution in it: quoted in the
 # job scripts, it must work and run nothing.
 S="$T/store \$(touch $T/INJECTED)"
@@ -146,4 +331,5 @@ for st in train/alibi evaluate/alibi; do
 	[ "$n" = 1 ] || { grep -hE "^$st " "$T"/slurm/*.log; fail "$st was computed $n times by two concurrent submissions"; }
 done
 echo "case 5 ok: $(grep -h 'slurm submit' "$T/sub5a.log" "$T/sub5b.log" | sed 's/^slurm submit smoke: //' | paste -sd'|') ; each stage ran once ($((SECONDS - t0)) s)"
+fi # cases 1-5
 echo "test-slurm: all cases passed in $((SECONDS - start)) s"

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"os"
 	"os/exec"
 	"strings"
 	"time"
@@ -18,6 +19,29 @@ type Client struct {
 	Sleep   func(time.Duration)
 	// Calls counts the commands run, by name (sbatch, squeue, ...).
 	Calls map[string]int
+	// SubmitInterval is the least time between two sbatch calls (the
+	// site's submit_interval); Now is the clock (tests).
+	SubmitInterval time.Duration
+	Now            func() time.Time
+	lastSubmit     time.Time
+}
+
+// pace waits until SubmitInterval has passed since the last sbatch call.
+func (c *Client) pace() {
+	now := time.Now
+	if c.Now != nil {
+		now = c.Now
+	}
+	sleep := c.Sleep
+	if sleep == nil {
+		sleep = time.Sleep
+	}
+	if !c.lastSubmit.IsZero() {
+		if wait := c.SubmitInterval - now().Sub(c.lastSubmit); wait > 0 {
+			sleep(wait)
+		}
+	}
+	c.lastSubmit = now()
 }
 
 func (c *Client) count(name string) {
@@ -41,6 +65,9 @@ func isTransient(msg string) bool {
 // Run runs one Slurm command and returns its stdout; on failure the error
 // names the command and carries its stderr.
 func (c *Client) Run(name string, args ...string) (string, error) {
+	if name == "sbatch" {
+		c.pace()
+	}
 	retries, wait := c.Retries, c.Backoff
 	if retries == 0 {
 		retries = 4
@@ -57,6 +84,9 @@ func (c *Client) Run(name string, args ...string) (string, error) {
 		var out, errb bytes.Buffer
 		cmd := exec.Command(name, args...)
 		cmd.Stdout, cmd.Stderr = &out, &errb
+		if name == "sbatch" {
+			cmd.Env = submitEnv(os.Environ())
+		}
 		err := cmd.Run()
 		if err == nil {
 			return out.String(), nil
@@ -73,6 +103,22 @@ func (c *Client) Run(name string, args ...string) (string, error) {
 		}
 		return "", fmt.Errorf("running %s: %w (is Slurm installed and on PATH?)", name, err)
 	}
+}
+
+// submitEnv is the environment sbatch runs with, and (with --export=ALL)
+// the jobs get: the submitter's, less the SLURM_* variables of a job it
+// may itself run in (a submit from inside an allocation would otherwise
+// hand its job id, CPU count and node list to every job), but SLURM_CONF,
+// which says which cluster to talk to.
+func submitEnv(env []string) []string {
+	out := make([]string, 0, len(env))
+	for _, kv := range env {
+		if strings.HasPrefix(kv, "SLURM_") && !strings.HasPrefix(kv, "SLURM_CONF=") {
+			continue
+		}
+		out = append(out, kv)
+	}
+	return out
 }
 
 // CommandError is a Slurm command that ran and failed.
@@ -103,13 +149,18 @@ func (j Job) Active() bool {
 	return false
 }
 
-// Queue lists the jobs with the given names in every state (squeue -t all:
-// without it failed and finished jobs are left out) in one squeue call.
+// Queue lists this user's jobs with the given names in every state
+// (squeue -t all: without it failed and finished jobs are left out) in one
+// squeue call. Only this user's (--me): on a store several users share,
+// user B must neither chain on nor cancel user A's jobs (nor could B
+// cancel them), and with PrivateData=jobs B does not see them anyway.
+// Two users submitting one plan each compute a key then; the store keeps
+// the first commit (artifacts.PutOnce).
 func (c *Client) Queue(names []string) ([]Job, error) {
 	if len(names) == 0 {
 		return nil, nil
 	}
-	out, err := c.Run("squeue", "-h", "--states=all", "--name="+strings.Join(names, ","), "-o", "%i|%j|%T|%r")
+	out, err := c.Run("squeue", "-h", "--me", "--states=all", "--name="+strings.Join(names, ","), "-o", "%i|%j|%T|%r")
 	if err != nil {
 		return nil, err
 	}
@@ -128,6 +179,7 @@ func (c *Client) Accounting(names []string) ([]Job, error) {
 		return nil, nil
 	}
 	out, err := c.Run("sacct", "-n", "-P", "-X", "--starttime=now-30days", "--name="+strings.Join(names, ","), "-o", "JobID,JobName,State")
+	// sacct shows only the caller's jobs unless asked for --allusers.
 	if err != nil {
 		var ce *CommandError
 		if errors.As(err, &ce) && strings.Contains(strings.ToLower(ce.Stderr), "accounting storage is disabled") {

@@ -139,7 +139,7 @@ func TestStatusAccountingDisabledAndVanishedJob(t *testing.T) {
 	// MinJobAge, or the controller lost its state) and accounting is off.
 	var sleeps []time.Duration
 	s := newSubmitter(t, &sleeps)
-	rep, err := s.Status(chain(true)[:2], 5)
+	rep, err := s.Status(chain(true)[:2], 5, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -164,7 +164,7 @@ func TestStatusFromAccounting(t *testing.T) {
 	nodes := chain(true)
 	f.write(t, "sacct.out", "55|"+JobName(nodes[1].Recipe)+"|TIMEOUT\n")
 	var sleeps []time.Duration
-	rep, err := newSubmitter(t, &sleeps).Status(nodes[:2], 5)
+	rep, err := newSubmitter(t, &sleeps).Status(nodes[:2], 5, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -183,7 +183,7 @@ func TestStatusCancelsJobsBehindAFailedParent(t *testing.T) {
 	}
 	f.write(t, "squeue.out", "10|"+JobName(nodes[1].Recipe)+"|FAILED|NonZeroExitCode\n"+
 		"11|"+JobName(nodes[2].Recipe)+"|PENDING|DependencyNeverSatisfied\n")
-	rep, err := s.Status(nodes, 2)
+	rep, err := s.Status(nodes, 2, true)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"strings"
+	"time"
 )
 
 // Resources is what one job asks Slurm for. Empty fields are left to the
@@ -71,6 +73,128 @@ type Site struct {
 	Binary        map[string]string    `json:"binary,omitempty"`
 	MaxRequeue    *int                 `json:"max_requeue,omitempty"`
 	SignalSeconds int                  `json:"signal_seconds,omitempty"`
+	// InputWaitSpec bounds how long a job waits for its inputs to show in
+	// the store (NFS attribute caches; a Go duration, default 10m).
+	InputWaitSpec string `json:"input_wait,omitempty"`
+	// Setup are shell lines the job script runs before the stage, verbatim
+	// (`module load go`, `source /shared/env.sh`): the site file is the
+	// user's own, trusted as their shell is.
+	Setup []string `json:"setup,omitempty"`
+	// Wrap is put before the stage's command, one word each (quoted), to
+	// run it in a container: ["apptainer", "exec", "/shared/rb.sif"].
+	Wrap []string `json:"wrap,omitempty"`
+	// Umask is set in the job before the stage runs; "0002" (the default)
+	// keeps a store several users of one group share group-writable
+	// (docs/cluster.md). "" in the file means the default; "keep" leaves
+	// the job's own.
+	Umask string `json:"umask,omitempty"`
+	// A job's --time, where neither the site's default nor its kind entry
+	// sets "time", is the plan's estimate of the stage on the job's CPUs
+	// (routebench plan; calibrated by the store's own runs) times
+	// TimeFactor (default 3), at least TimeFloor (default 30m) and at most
+	// TimeCap (default 48h); Go durations.
+	TimeFactor float64 `json:"time_factor,omitempty"`
+	TimeFloor  string  `json:"time_floor,omitempty"`
+	TimeCap    string  `json:"time_cap,omitempty"`
+	// SubmitInterval is the least time between two sbatch calls (a Go
+	// duration, default 100ms): clusters limit submit RPCs per user, and a
+	// burst of sbatch calls is what makes a loaded slurmctld time out.
+	SubmitInterval string `json:"submit_interval,omitempty"`
+}
+
+// SubmitIntervalOrDefault is submit_interval, 100ms by default.
+func (s *Site) SubmitIntervalOrDefault() time.Duration {
+	if s != nil && s.SubmitInterval != "" {
+		if d, err := time.ParseDuration(s.SubmitInterval); err == nil {
+			return d
+		}
+	}
+	return 100 * time.Millisecond
+}
+
+// TimeLimit is the --time of a stage of the given kind estimated at
+// estimate, and false where the site sets the kind's time itself (or the
+// estimate is unknown: the built-in default stays).
+func (s *Site) TimeLimit(kind string, estimate time.Duration) (string, bool) {
+	if estimate <= 0 || s.explicitTime(kind) {
+		return "", false
+	}
+	factor, floor, limit := 3.0, 30*time.Minute, 48*time.Hour
+	if s != nil {
+		if s.TimeFactor > 0 {
+			factor = s.TimeFactor
+		}
+		if d, err := time.ParseDuration(s.TimeFloor); err == nil && s.TimeFloor != "" {
+			floor = d
+		}
+		if d, err := time.ParseDuration(s.TimeCap); err == nil && s.TimeCap != "" {
+			limit = d
+		}
+	}
+	d := time.Duration(float64(estimate) * factor)
+	d = min(max(d, floor), limit)
+	mins := int((d + time.Minute - 1) / time.Minute) // whole minutes, rounded up
+	return fmt.Sprintf("%d:%02d:00", mins/60, mins%60), true
+}
+
+func (s *Site) explicitTime(kind string) bool {
+	if s == nil {
+		return false
+	}
+	return s.Default.Time != "" || s.Kinds[kind].Time != ""
+}
+
+// umask is the job's umask line value, "" for none.
+func (s *Site) umask() string {
+	switch {
+	case s == nil || s.Umask == "":
+		return "0002"
+	case s.Umask == "keep":
+		return ""
+	}
+	return s.Umask
+}
+
+// managedFlags are the sbatch flags routebench sets itself and relies on
+// (job name = recipe, log paths, dependencies, requeue on the signal, the
+// environment, the run directory); long form, then short form if any.
+var managedFlags = [][2]string{{"--job-name", "-J"}, {"--output", "-o"}, {"--error", "-e"}, {"--open-mode", ""},
+	{"--dependency", "-d"}, {"--kill-on-invalid-dep", ""}, {"--requeue", ""}, {"--no-requeue", ""}, {"--signal", ""},
+	{"--chdir", "-D"}, {"--parsable", ""}, {"--export", ""}, {"--comment", ""}, {"--array", "-a"}, {"--wrap", ""}}
+
+// ManagedFlag returns the managed flag an sbatch argument sets, or "".
+func ManagedFlag(arg string) string {
+	for _, f := range managedFlags {
+		if arg == f[0] || strings.HasPrefix(arg, f[0]+"=") {
+			return f[0]
+		}
+		if f[1] != "" && strings.HasPrefix(arg, f[1]) && !strings.HasPrefix(arg, "--") {
+			return f[0]
+		}
+	}
+	return ""
+}
+
+// checkExtra refuses extra sbatch arguments that would override a flag
+// routebench manages: sbatch takes the last of two, so a site's
+// --output or --dependency would silently break logs or chaining.
+func checkExtra(stage string, extra []string) error {
+	for _, a := range extra {
+		if f := ManagedFlag(a); f != "" {
+			return fmt.Errorf("slurm submit: the sbatch argument %q (site file \"extra\" or --sbatch-arg, for stage %s) sets %s, which routebench manages (docs/cluster.md, section 2); remove it", a, stage, f)
+		}
+	}
+	return nil
+}
+
+// InputWait is the site's input_wait, 10 minutes by default.
+func (s *Site) InputWait() time.Duration {
+	if s != nil && s.InputWaitSpec != "" {
+		if d, err := time.ParseDuration(s.InputWaitSpec); err == nil {
+			return d
+		}
+	}
+	return 10 * time.Minute
 }
 
 // LoadSite reads a site file.
@@ -82,6 +206,19 @@ func LoadSite(path string) (*Site, error) {
 	var s Site
 	if err := json.Unmarshal(b, &s); err != nil {
 		return nil, fmt.Errorf("slurm site file %s: %w (see docs/cluster.md for its fields)", path, err)
+	}
+	for name, v := range map[string]string{"time_floor": s.TimeFloor, "time_cap": s.TimeCap, "submit_interval": s.SubmitInterval} {
+		if d, err := time.ParseDuration(v); v != "" && (err != nil || d < 0) {
+			return nil, fmt.Errorf("slurm site file %s: %s %q is not a duration such as \"30m\" or \"48h\"", path, name, v)
+		}
+	}
+	if s.TimeFactor < 0 {
+		return nil, fmt.Errorf("slurm site file %s: time_factor %g must be positive", path, s.TimeFactor)
+	}
+	if s.InputWaitSpec != "" {
+		if d, err := time.ParseDuration(s.InputWaitSpec); err != nil || d < 0 {
+			return nil, fmt.Errorf("slurm site file %s: input_wait %q is not a duration such as \"10m\"", path, s.InputWaitSpec)
+		}
 	}
 	return &s, nil
 }

@@ -18,6 +18,8 @@ type ScriptSpec struct {
 	Dir            string   // working directory of the command
 	Argv           []string // the command that runs the stage alone
 	MaxRequeue     int      // requeues on the pre-limit signal
+	Umask          string   // set before the stage runs, if not ""
+	Setup          []string // the site's shell lines, run before the stage
 }
 
 // Script is the bash job script of one stage. Every value from outside
@@ -41,6 +43,15 @@ func Script(sp ScriptSpec) string {
 	w(`  echo "routebench-slurm: stage $stage failed on purpose (%s is set)" >&2`, FailStageEnv)
 	w("  exit 3")
 	w("fi")
+	if sp.Umask != "" {
+		w("umask %s", Quote(sp.Umask))
+	}
+	if len(sp.Setup) > 0 {
+		w("# the site's setup (site file \"setup\")")
+		for _, l := range sp.Setup {
+			w("%s", sanitizeComment(l))
+		}
+	}
 	w("requeue=0")
 	w("child=")
 	w("on_signal() {")

@@ -22,7 +22,13 @@ const (
 // StageState is one node's state.
 type StageState struct {
 	Name, State, JobID, JobState, Log string
-	Tail                              []string // last log lines of a failed stage
+	// Reason is squeue's reason for a pending job (Priority, Resources,
+	// Dependency, PartitionTimeLimit, ...).
+	Reason string
+	// Stuck: the job is pending for a reason that does not clear by
+	// itself (see stuckReasons); it will never run as submitted.
+	Stuck bool
+	Tail  []string // last log lines of a failed stage
 }
 
 // Report is the state of a whole plan.
@@ -32,6 +38,9 @@ type Report struct {
 	// squeue no longer shows (older than MinJobAge) is then unknown.
 	NoAccounting bool
 	Cancelled    []string // job ids cancelled as never runnable
+	// Dead lists the jobs pending behind a failed stage that were left
+	// alone (Status without cancelDead: `slurm status` is read-only).
+	Dead []string
 }
 
 // Active counts the stages still pending or running.
@@ -45,12 +54,29 @@ func (r *Report) Count(state string) int {
 	return n
 }
 
+// stuckReasons are pending reasons that do not clear while the job waits:
+// the job asks for more than its partition, account or QOS allows, or
+// names something that does not exist. Fix the site file and submit again.
+var stuckReasons = []string{"PartitionTimeLimit", "PartitionNodeLimit", "PartitionConfig", "BadConstraints",
+	"InvalidAccount", "InvalidQOS", "QOSMaxWallDurationPerJobLimit", "AssocMaxWallDurationPerJobLimit",
+	"QOSMaxCpuPerJobLimit", "QOSMaxMemoryPerJob", "AssocMaxCpuPerJobLimit"}
+
+func stuck(reason string) bool {
+	for _, r := range stuckReasons {
+		if strings.Contains(reason, r) {
+			return true
+		}
+	}
+	return false
+}
+
 // Status reads each node's state: the store first (Node.Cached), then one
 // squeue call for the rest, then one sacct call for any squeue does not
-// know. A job pending forever behind a failed parent is cancelled
-// (scancel) and its stage reported skipped, as is every stage whose job
-// was cancelled while a stage it reads had failed.
-func (s *Submitter) Status(nodes []Node, tailLines int) (*Report, error) {
+// know. A job pending forever behind a failed parent is reported skipped,
+// as is every stage whose job was cancelled while a stage it reads had
+// failed; with cancelDead such jobs are also cancelled (scancel), else
+// they are listed in Report.Dead and nothing is changed.
+func (s *Submitter) Status(nodes []Node, tailLines int, cancelDead bool) (*Report, error) {
 	rep := &Report{}
 	var names []string
 	for _, n := range nodes {
@@ -103,6 +129,7 @@ func (s *Submitter) Status(nodes []Node, tailLines int) (*Report, error) {
 			dead = append(dead, j.ID)
 		case j.Active() && strings.HasPrefix(j.State, "PENDING"):
 			st.State = StatePending
+			st.Reason, st.Stuck = j.Reason, stuck(j.Reason)
 		case j.Active():
 			st.State = StateRunning
 		case strings.HasPrefix(j.State, "COMPLETED"):
@@ -118,7 +145,10 @@ func (s *Submitter) Status(nodes []Node, tailLines int) (*Report, error) {
 		}
 		rep.Stages = append(rep.Stages, st)
 	}
-	if len(dead) > 0 {
+	if len(dead) > 0 && !cancelDead {
+		rep.Dead = dead
+	}
+	if len(dead) > 0 && cancelDead {
 		if err := s.Client.Cancel(dead); err != nil {
 			return rep, fmt.Errorf("slurm status: cancelling jobs pending behind a failed stage (%s): %w", strings.Join(dead, ","), err)
 		}
@@ -138,4 +168,27 @@ func tail(path string, n int) []string {
 		lines = lines[len(lines)-n:]
 	}
 	return lines
+}
+
+// CancelPlan cancels this user's jobs of the nodes that may still run
+// (pending, running, requeueing) in one scancel call and returns their ids.
+func (s *Submitter) CancelPlan(nodes []Node) ([]string, error) {
+	var names []string
+	for _, n := range nodes {
+		names = append(names, JobName(n.Recipe))
+	}
+	jobs, err := s.Client.Queue(names)
+	if err != nil {
+		return nil, fmt.Errorf("slurm cancel: listing this plan's jobs: %w", err)
+	}
+	var ids []string
+	for _, j := range jobs {
+		if j.Active() {
+			ids = append(ids, j.ID)
+		}
+	}
+	if err := s.Client.Cancel(ids); err != nil {
+		return nil, fmt.Errorf("slurm cancel: %w", err)
+	}
+	return ids, nil
 }

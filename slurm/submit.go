@@ -86,8 +86,13 @@ func (s *Submitter) Submit(nodes []Node) (*Submitted, error) {
 		}
 	}
 	if !s.DryRun {
-		if err := os.MkdirAll(s.LogDir, 0o755); err != nil {
+		if err := os.MkdirAll(s.LogDir, 0o775); err != nil {
 			return nil, fmt.Errorf("slurm submit: creating the log directory (jobs whose log directory is missing fail silently): %w", err)
+		}
+	}
+	for _, n := range nodes {
+		if err := checkExtra(n.Name, n.Resources.Extra); err != nil {
+			return nil, err
 		}
 	}
 	jobOf := map[string]string{}
@@ -109,14 +114,20 @@ func (s *Submitter) Submit(nodes []Node) (*Submitted, error) {
 		}
 		args := s.sbatchArgs(n, deps)
 		script := filepath.Join(s.LogDir, filepath.Base(strings.TrimSuffix(LogPath(s.LogDir, n), ".log"))+".sbatch")
+		argv := append(append([]string(nil), s.Site.wrap()...), n.Argv...)
+		body := Script(ScriptSpec{Stage: n.Name, JobName: JobName(n.Recipe), Dir: s.Dir, Argv: argv, MaxRequeue: s.Site.maxRequeue(),
+			Umask: s.Site.umask(), Setup: s.Site.setup()})
 		if s.DryRun {
+			// The line, then the script it would write, indented.
 			fmt.Fprintf(s.Out, "sbatch --parsable %s %s\n", QuoteArgv(args), Quote(script))
+			for _, l := range strings.Split(strings.TrimSuffix(body, "\n"), "\n") {
+				fmt.Fprintf(s.Out, "    %s\n", l)
+			}
 			id := "<job" + strconv.Itoa(i) + ">"
 			res.New[n.Name], jobOf[n.Name] = id, id
 			continue
 		}
-		body := Script(ScriptSpec{Stage: n.Name, JobName: JobName(n.Recipe), Dir: s.Dir, Argv: n.Argv, MaxRequeue: s.Site.maxRequeue()})
-		if err := os.WriteFile(script, []byte(body), 0o755); err != nil {
+		if err := writeScript(script, body); err != nil {
 			return res, fmt.Errorf("slurm submit: writing the job script of %s: %w", n.Name, err)
 		}
 		id, err := s.Client.Sbatch(args, script)
@@ -144,10 +155,13 @@ func (s *Submitter) sbatchArgs(n Node, deps []string) []string {
 	args := []string{
 		"--job-name=" + JobName(n.Recipe),
 		"--comment=routebench " + n.Name,
-		"--output=" + log, "--error=" + log, "--open-mode=append",
+		"--output=" + filenamePattern(log), "--error=" + filenamePattern(log), "--open-mode=append",
 		"--dependency=" + dep, "--kill-on-invalid-dep=yes",
 		"--requeue", fmt.Sprintf("--signal=B:USR1@%d", s.Site.signalSeconds()),
 		"--chdir=" + s.Dir,
+		// The submitter's environment less its own job's SLURM_* (see
+		// submitEnv), stated rather than left to the site's default.
+		"--export=ALL",
 	}
 	return append(args, n.Resources.Args()...)
 }
@@ -171,4 +185,51 @@ func jobNum(id string) int {
 // neverRuns: a pending job whose dependency can no longer be met.
 func neverRuns(j Job) bool {
 	return strings.HasPrefix(j.State, "PENDING") && strings.Contains(j.Reason, "DependencyNeverSatisfied")
+}
+
+// filenamePattern escapes a path for sbatch's --output and --error, which
+// read %j, %x, ... as patterns: a % in the store path is written %%. A
+// path with a backslash turns pattern reading off and is passed as is.
+func filenamePattern(path string) string {
+	if strings.Contains(path, `\`) {
+		return path
+	}
+	return strings.ReplaceAll(path, "%", "%%")
+}
+
+// writeScript writes a job script through a temp file renamed over the
+// final name: never truncating a script an earlier job may be reading,
+// never writing through a symlink planted at that name, and two
+// submitters writing one script leave one whole copy.
+func writeScript(path, body string) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	_, err = tmp.WriteString(body)
+	if err == nil {
+		err = tmp.Chmod(0o755)
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}
+
+func (s *Site) wrap() []string {
+	if s == nil {
+		return nil
+	}
+	return s.Wrap
+}
+
+func (s *Site) setup() []string {
+	if s == nil {
+		return nil
+	}
+	return s.Setup
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -56,8 +57,21 @@ func (c *common) runAll(ctx context.Context, label string) (*pipeline.Result, er
 	return res, nil
 }
 
+// onlyFlags are run's flags for a cluster job (see runOnly).
+type onlyFlags struct {
+	only                    bool
+	inputWait               time.Duration
+	expectKey, expectRecipe string
+}
+
 func cmdRun(ctx context.Context, args []string) error {
-	c, err := parseCommon("run", args)
+	var o onlyFlags
+	c, err := parseCommonWith("run", args, func(fs *flag.FlagSet) {
+		fs.BoolVar(&o.only, "only", false, "run one stage alone: its inputs must be in the store")
+		fs.DurationVar(&o.inputWait, "input-wait", 10*time.Minute, "with --only: how long to wait for the inputs")
+		fs.StringVar(&o.expectKey, "expect-key", "", "with --only: the key the submitter planned")
+		fs.StringVar(&o.expectRecipe, "expect-recipe", "", "with --only: the recipe the submitter planned")
+	})
 	if err != nil {
 		return err
 	}
@@ -67,6 +81,9 @@ func cmdRun(ctx context.Context, args []string) error {
 	r, plan, err := c.setup()
 	if err != nil {
 		return err
+	}
+	if o.only || o.expectKey != "" || o.expectRecipe != "" {
+		return runOnly(ctx, c, r, plan, &o)
 	}
 	sub, err := plan.Closure(c.args...)
 	if err != nil {

@@ -88,7 +88,12 @@ func TestGCKeepsWhatRunLogsName(t *testing.T) {
 		return out.String(), err
 	}
 	hit := func(a artifacts.ActionID) bool { _, err := store.Get(a); return err == nil }
-	ckpt := filepath.Join(store.WorkDir(trainKey), "scratch", "ckpt")
+	// The failed attempt's checkpoint, in its own work dir under the key's.
+	ckpts, _ := filepath.Glob(filepath.Join(store.WorkDir(trainKey), "*", "scratch", "ckpt"))
+	if len(ckpts) != 1 {
+		t.Fatalf("the failed train stage left checkpoints %v, want one in its attempt's scratch", ckpts)
+	}
+	ckpt := ckpts[0]
 	exists := func(p string) bool { _, err := os.Stat(p); return err == nil }
 
 	// A damaged log: gc refuses, names the file and the fix, removes nothing.

@@ -18,6 +18,10 @@ const usage = `usage: routebench COMMAND [flags]
 commands:
   reproduce            run every stage of a profile and export RESULTS.md
   run STAGE...         run the named stages (by name or kind) and what they need
+                       (--only: run one stage alone, as a Slurm job does: its inputs must be
+                       in the store, waited for up to --input-wait D; --expect-key K and
+                       --expect-recipe R fail it, computing nothing, unless it is the
+                       stage the submitter planned)
   status               what is cached, what would run and why
   plan [--json]        the stages by level (stages of a level can run at once); --json adds each
                        one's key (null until its inputs are cached), inputs and the command

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -14,42 +15,50 @@ import (
 
 	"routebench/artifacts"
 	"routebench/pipeline"
+	"routebench/planner/cost"
 	"routebench/slurm"
 	"routebench/stages/study"
 )
 
-const slurmUsage = `usage: routebench slurm submit|status [flags]
+const slurmUsage = `usage: routebench slurm submit|status|cancel [flags]
 
   submit     one sbatch job per stage not in the store (afterok on the jobs of
              its inputs; the report, or a sweep's study, last); stages cached,
              queued or running are not submitted again
   status     each stage's state: the store, then squeue (sacct where there is
-             accounting); failed stages with the end of their log; jobs left
-             pending behind a failed stage are cancelled and shown skipped
+             accounting); failed stages with the end of their log, pending
+             ones with Slurm's reason; read-only: jobs left pending behind a
+             failed stage are shown skipped, and cancelled with --cancel-dead
+  cancel     scancel this user's pending and running jobs of the plan
 
 flags (besides run's --profile, --config, --set, --corpus, --eval-corpus, --sweep,
 --store, --backend, --out):
   --site FILE         site defaults (JSON: resources per stage kind, binaries; docs/cluster.md)
   --partition P, --account A, --sbatch-arg ARG (repeatable): for every job, over the site file
   --log-dir DIR       job scripts and logs (default <store>/../slurm)
-  --dry-run           submit: print the sbatch lines, submit nothing
+  --dry-run           submit: print the sbatch lines and job scripts, submit nothing
   --wait              submit: poll until the plan is done, then export RESULTS.md or
                       STUDY-<name>.md as reproduce or sweep would
   --poll D, --poll-max D   first and longest interval between polls (default 5s, 60s)
+  --unseen-limit D    --wait: fail when a stage's job completed but its output stays
+                      out of the store this long (default 5m; NFS needs seconds)
+  --outage D          --wait: keep polling through squeue/sacct failures this long (default 10m)
+  --cancel-dead       status: cancel the jobs pending behind a failed stage
 `
 
 // slurmFlags are the slurm command's own flags.
 type slurmFlags struct {
 	site, partition, account, logDir string
 	sbatchArgs                       multiFlag
-	dryRun, wait                     bool
-	poll, pollMax                    time.Duration
+	dryRun, wait, cancelDead         bool
+	poll, pollMax, unseenLimit       time.Duration
+	outage                           time.Duration
 }
 
 func cmdSlurm(ctx context.Context, args []string) error {
-	if len(args) == 0 || (args[0] != "submit" && args[0] != "status") {
+	if len(args) == 0 || (args[0] != "submit" && args[0] != "status" && args[0] != "cancel") {
 		fmt.Fprint(os.Stderr, slurmUsage)
-		return fmt.Errorf("slurm needs submit or status: %w", errUsage)
+		return fmt.Errorf("slurm needs submit, status or cancel: %w", errUsage)
 	}
 	sub := args[0]
 	var f slurmFlags
@@ -63,6 +72,9 @@ func cmdSlurm(ctx context.Context, args []string) error {
 		fs.BoolVar(&f.wait, "wait", false, "wait and export")
 		fs.DurationVar(&f.poll, "poll", 5*time.Second, "first poll interval")
 		fs.DurationVar(&f.pollMax, "poll-max", 60*time.Second, "longest poll interval")
+		fs.DurationVar(&f.unseenLimit, "unseen-limit", 5*time.Minute, "how long a completed stage may stay unseen")
+		fs.DurationVar(&f.outage, "outage", 10*time.Minute, "how long --wait polls through Slurm failures")
+		fs.BoolVar(&f.cancelDead, "cancel-dead", false, "status: cancel jobs behind a failed stage")
 	})
 	if err != nil {
 		return err
@@ -77,12 +89,24 @@ func cmdSlurm(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	if sub == "status" {
-		rep, err := job.status()
+	switch sub {
+	case "status":
+		rep, err := job.status(f.cancelDead)
 		if err != nil {
 			return err
 		}
 		printSlurmReport(job, rep)
+		return nil
+	case "cancel":
+		nodes, err := job.nodes()
+		if err != nil {
+			return err
+		}
+		ids, err := job.sub.CancelPlan(nodes)
+		if err != nil {
+			return err
+		}
+		fmt.Printf("slurm cancel %s: %d jobs cancelled %s\n", job.plan.Profile, len(ids), strings.Join(ids, " "))
 		return nil
 	}
 	return job.submit(ctx)
@@ -131,8 +155,30 @@ func newSlurmJob(c *common, f *slurmFlags) (*slurmJob, error) {
 		return nil, err
 	}
 	j := &slurmJob{c: c, f: f, runner: r, plan: plan, gpu: c.sweep == "" && c.profile == "paper",
-		sub: &slurm.Submitter{Client: &slurm.Client{}, Site: site, LogDir: logDir, Dir: dir, DryRun: f.dryRun, Out: os.Stdout}}
+		sub: &slurm.Submitter{Client: &slurm.Client{SubmitInterval: site.SubmitIntervalOrDefault()}, Site: site, LogDir: logDir, Dir: dir, DryRun: f.dryRun, Out: os.Stdout}}
 	return j, nil
+}
+
+// estimator prices a stage on a job's CPUs with the cost model `plan`
+// uses, calibrated by the store's cached runs (planner/cost.Fit scales a
+// record made on another core count). An unpriced stage is 0.
+func (j *slurmJob) estimator(done map[string]*artifacts.Artifact) func(s *pipeline.Stage, cpus int) time.Duration {
+	var recs []cost.Record
+	for _, s := range j.plan.Stages {
+		if ri, ok := runInfoOf(done[s.Name]); ok {
+			recs = append(recs, cost.Record{Stage: s, Run: ri})
+		}
+	}
+	cals := map[int]cost.Calibration{}
+	return func(s *pipeline.Stage, cpus int) time.Duration {
+		cpus = max(cpus, 1)
+		cal, ok := cals[cpus]
+		if !ok {
+			cal = cost.Fit(recs, cpus)
+			cals[cpus] = cal
+		}
+		return time.Duration(cal.Stage(s).Seconds * float64(time.Second))
+	}
 }
 
 func firstNonEmpty(a, b string) string {
@@ -145,10 +191,11 @@ func firstNonEmpty(a, b string) string {
 // nodes describes the plan for the scheduler: the store's state now and
 // each stage's recipe.
 func (j *slurmJob) nodes() ([]slurm.Node, error) {
-	lines, _, err := j.runner.Status(j.plan)
+	lines, done, err := j.runner.Status(j.plan)
 	if err != nil {
 		return nil, err
 	}
+	estimate := j.estimator(done)
 	store, _ := filepath.Abs(j.runner.Store.Root())
 	bin, err := os.Executable()
 	if err != nil {
@@ -164,7 +211,16 @@ func (j *slurmJob) nodes() ([]slurm.Node, error) {
 		recipe[s.Name] = rc
 		n := slurm.Node{Name: s.Name, Kind: s.Kind, Recipe: rc, Cached: lines[i].Cached,
 			Argv: j.c.runArgv(s.Name, store), Resources: j.sub.Site.For(s.Kind, j.gpu)}
+		if t, ok := j.sub.Site.TimeLimit(s.Kind, estimate(s, n.Resources.CPUs)); ok {
+			n.Resources.Time = t
+		}
 		n.Argv[0] = bin
+		// The job runs its stage only (never its inputs), and only if it
+		// is the stage planned here (see runOnly).
+		n.Argv = append(n.Argv, "--only", "--input-wait", j.sub.Site.InputWait().String(), "--expect-recipe", rc)
+		if k := lines[i].Key; k != "" {
+			n.Argv = append(n.Argv, "--expect-key", k)
+		}
 		if b := j.sub.Site.Binary[s.Kind]; b != "" {
 			n.Argv[0] = b
 		}
@@ -231,9 +287,41 @@ func (j *slurmJob) waitAndExport(ctx context.Context) error {
 	interval := j.f.poll
 	resubmits := 0
 	last := j.plan.Stages[len(j.plan.Stages)-1].Name
+	var failingSince time.Time
+	unseenSince := map[string]time.Time{}
+	pause := func() error {
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("slurm: stopped waiting (the jobs keep running; `routebench slurm status` shows them): %w", ctx.Err())
+		case <-time.After(interval):
+		}
+		interval = min(interval*3/2, j.f.pollMax)
+		return nil
+	}
 	for {
-		rep, err := j.status()
+		rep, err := j.status(true)
+		var ce *slurm.CommandError
+		if err != nil && !errors.As(err, &ce) {
+			return err // the plan or the store, not Slurm: polling again cannot help
+		}
 		if err != nil {
+			// A controller restart or an overloaded slurmctld (the client
+			// has retried already): keep polling through --outage.
+			if failingSince.IsZero() {
+				failingSince = time.Now()
+			}
+			if time.Since(failingSince) > j.f.outage {
+				return fmt.Errorf("slurm: gave up waiting after %s of failing polls (the jobs keep running; `routebench slurm status` shows them): %w", j.f.outage, err)
+			}
+			fmt.Fprintf(os.Stderr, "slurm: poll failed, polling again (%v)\n", err)
+			if err := pause(); err != nil {
+				return err
+			}
+			continue
+		}
+		failingSince = time.Time{}
+		if err := waitVerdict(rep, unseenSince, time.Now(), j.f.unseenLimit); err != nil {
+			printSlurmReport(j, rep)
 			return err
 		}
 		final := rep.Stages[len(rep.Stages)-1]
@@ -258,12 +346,9 @@ func (j *slurmJob) waitAndExport(ctx context.Context) error {
 			return fmt.Errorf("slurm: %s cannot finish: no job is pending or running and %s is not in the store (%d failed, %d skipped, %d not submitted); fix the failure and submit again",
 				j.plan.Profile, last, rep.Count(slurm.StateFailed), rep.Count(slurm.StateSkipped), rep.Count(slurm.StateNotSubmitted))
 		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("slurm: stopped waiting (the jobs keep running; `routebench slurm status` shows them): %w", ctx.Err())
-		case <-time.After(interval):
+		if err := pause(); err != nil {
+			return err
 		}
-		interval = min(interval*3/2, j.f.pollMax)
 	}
 }
 
@@ -308,12 +393,51 @@ func (j *slurmJob) export() error {
 	return exportStudy(art, j.c.outDir())
 }
 
-func (j *slurmJob) status() (*slurm.Report, error) {
+func (j *slurmJob) status(cancelDead bool) (*slurm.Report, error) {
 	nodes, err := j.nodes()
 	if err != nil {
 		return nil, err
 	}
-	return j.sub.Status(nodes, 15)
+	return j.sub.Status(nodes, 15, cancelDead)
+}
+
+// plannedMarker is in both errors of a job that is not the stage the
+// submitter planned (pipeline.KeyMismatchError and runOnly's recipe check).
+const plannedMarker = "not the stage the submitter planned"
+
+// waitVerdict ends --wait early where polling longer cannot help: a job
+// that is not the stage planned (its key would never appear), a job
+// pending for a reason that does not clear, or a completed stage that
+// stays out of the store past limit. unseenSince remembers when each stage
+// was first seen done-unseen.
+func waitVerdict(rep *slurm.Report, unseenSince map[string]time.Time, now time.Time, limit time.Duration) error {
+	for _, s := range rep.Stages {
+		switch {
+		case s.State == slurm.StateFailed && tailHas(s.Tail, plannedMarker):
+			return fmt.Errorf("slurm: stage %s (job %s) is not the stage this submission planned: its job runs another binary, Go version, checkout or configuration; see its log %s", s.Name, s.JobID, s.Log)
+		case s.State == slurm.StatePending && s.Stuck:
+			return fmt.Errorf("slurm: stage %s's job %s is pending for a reason that does not clear (%s): change its limits in the site file, `routebench slurm cancel`, and submit again", s.Name, s.JobID, s.Reason)
+		case s.State == slurm.StateDone:
+			first, ok := unseenSince[s.Name]
+			if !ok {
+				unseenSince[s.Name] = now
+			} else if now.Sub(first) > limit {
+				return fmt.Errorf("slurm: stage %s: its job %s ended %s but the stage has not been in the store for %s (--unseen-limit): the job stored another key or the store is not shared with this host; see its log %s", s.Name, s.JobID, s.JobState, limit, s.Log)
+			}
+		default:
+			delete(unseenSince, s.Name)
+		}
+	}
+	return nil
+}
+
+func tailHas(lines []string, s string) bool {
+	for _, l := range lines {
+		if strings.Contains(l, s) {
+			return true
+		}
+	}
+	return false
 }
 
 func printSlurmReport(j *slurmJob, rep *slurm.Report) {
@@ -323,6 +447,12 @@ func printSlurmReport(j *slurmJob, rep *slurm.Report) {
 		if s.JobID != "" {
 			job = "job " + s.JobID + " " + s.JobState
 		}
+		if s.Reason != "" && s.Reason != "None" {
+			job += " (" + s.Reason + ")"
+		}
+		if s.Stuck {
+			job += ": does not clear by itself"
+		}
 		fmt.Printf("  %-30s %-13s %s\n", s.Name, s.State, job)
 		if s.State != slurm.StateCached && s.State != slurm.StateNotSubmitted {
 			fmt.Printf("  %-30s   log %s\n", "", s.Log)
@@ -330,6 +460,9 @@ func printSlurmReport(j *slurmJob, rep *slurm.Report) {
 		for _, l := range s.Tail {
 			fmt.Printf("  %-30s   | %s\n", "", l)
 		}
+	}
+	if len(rep.Dead) > 0 {
+		fmt.Printf("jobs pending behind a failed stage (never run; `slurm status --cancel-dead` or `slurm cancel` cancels them): %s\n", strings.Join(rep.Dead, " "))
 	}
 	if len(rep.Cancelled) > 0 {
 		fmt.Printf("cancelled jobs pending behind a failed stage: %s\n", strings.Join(rep.Cancelled, " "))

@@ -2,7 +2,9 @@ package main
 
 import (
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
 	"routebench/slurm"
 )
@@ -75,5 +77,37 @@ func TestOnlyCancelled(t *testing.T) {
 		if got := onlyCancelled(&slurm.Report{Stages: tc.stages}); got != tc.want {
 			t.Errorf("%s: onlyCancelled = %v, want %v", tc.name, got, tc.want)
 		}
+	}
+}
+
+// TestWaitVerdict: --wait ends at once on a job that is not the planned
+// stage or is stuck pending, and on a stage unseen past the limit; it goes
+// on while a stage is unseen for less, or pending for a reason that clears.
+func TestWaitVerdict(t *testing.T) {
+	now := time.Unix(1e9, 0)
+	rep := func(s slurm.StageState) *slurm.Report { return &slurm.Report{Stages: []slurm.StageState{s}} }
+	mismatch := slurm.StageState{Name: "evaluate/rope", State: slurm.StateFailed, JobID: "5",
+		Tail: []string{"routebench: stage evaluate/rope: this job would write key aa but the submitter planned key bb (" + plannedMarker + "): ..."}}
+	if err := waitVerdict(rep(mismatch), map[string]time.Time{}, now, time.Minute); err == nil || !strings.Contains(err.Error(), "not the stage this submission planned") {
+		t.Fatalf("key mismatch: %v, want --wait to end", err)
+	}
+	plainFail := mismatch
+	plainFail.Tail = []string{"out of memory"}
+	if err := waitVerdict(rep(plainFail), map[string]time.Time{}, now, time.Minute); err != nil {
+		t.Fatalf("an ordinary failure is left to the usual end of --wait: %v", err)
+	}
+	stuck := slurm.StageState{Name: "train/rope", State: slurm.StatePending, JobID: "6", Reason: "PartitionTimeLimit", Stuck: true}
+	if err := waitVerdict(rep(stuck), map[string]time.Time{}, now, time.Minute); err == nil || !strings.Contains(err.Error(), "PartitionTimeLimit") {
+		t.Fatalf("stuck pending: %v, want the reason named", err)
+	}
+	unseen := slurm.StageState{Name: "train/rope", State: slurm.StateDone, JobID: "7", JobState: "COMPLETED"}
+	seen := map[string]time.Time{}
+	for _, dt := range []time.Duration{0, 30 * time.Second, time.Minute} {
+		if err := waitVerdict(rep(unseen), seen, now.Add(dt), time.Minute); err != nil {
+			t.Fatalf("unseen for %s of a 1m limit: %v", dt, err)
+		}
+	}
+	if err := waitVerdict(rep(unseen), seen, now.Add(61*time.Second), time.Minute); err == nil || !strings.Contains(err.Error(), "COMPLETED") {
+		t.Fatalf("unseen past the limit: %v, want the job's state named", err)
 	}
 }
