@@ -11,7 +11,7 @@ PROFILE ?= cpu
 BENCH_DIR := .routebench/bench
 GO_SOURCES := $(shell find . -name '*.go' -not -path './.cache/*' -not -path './.routebench/*') go.mod go.sum pipeline/moddeps.json
 
-.PHONY: all setup modules moddeps corpus build gpu-binary gpu-bundle gpu-check-dryrun key-parity test-xla portable bench-paper-eval reproduce smoke gate baseline sweep-smoke study-gap study-scale study-scale-512 test test-short test-slurm slurm-packages torch-packages test-torch bench bench-compare bench-speed step-profile flop-count clean clean-store
+.PHONY: all setup modules moddeps corpus build gpu-binary gpu-bundle gpu-check-dryrun key-parity test-xla portable bench-paper-eval reproduce smoke gate baseline sweep-smoke study-gap study-scale study-scale-512 test test-short test-slurm slurm-packages torch-packages test-torch test-tidy bench bench-compare bench-speed step-profile flop-count clean clean-store
 
 all: build
 
@@ -148,6 +148,13 @@ test-torch: setup torch-packages $(BIN)
 	rm -rf $(TORCH_DIR)/export
 	./$(BIN) export train --profile smoke --store $(TORCH_DIR)/store --out $(TORCH_DIR)/export --windows 8 --window-len 128
 	/usr/bin/python3 interop/torch/test_model.py $(TORCH_DIR)/export/train
+
+# test-tidy: the report's long-format results table (results/tidy.csv,
+# tidy.parquet; docs/interop.md) read with pandas, its aggregates recomputed
+# from its per-window rows (interop/tables/test_tidy.py). Reuses the smoke
+# run (cached after make gate); ~1 s beyond it.
+test-tidy: smoke torch-packages
+	/usr/bin/python3 interop/tables/test_tidy.py .routebench/smoke/results
 
 # The CI regression gate: the smoke results against gate/baseline-smoke.json.
 gate: smoke

@@ -156,5 +156,3 @@ func openShards(art *artifacts.Artifact) (*shards.Dataset, error) {
 	}
 	return shards.Open(paths)
 }
-
-

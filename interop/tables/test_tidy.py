@@ -1,0 +1,86 @@
+"""The tidy results table read with pandas (make test-tidy).
+
+usage: /usr/bin/python3 interop/tables/test_tidy.py RESULTS_DIR
+
+RESULTS_DIR is an exported results/ folder (RESULTS.md's, e.g.
+.routebench/smoke/results) holding tidy.csv and tidy.parquet (the report
+stage's; columns in docs/interop.md). The test loads tidy.csv as a pandas
+user would, checks its columns and types, recomputes from the per-window
+rows what the aggregate rows claim (ppl = exp(mean window loss), the paired
+prefix ratio = exp(mean(window_loss - prefix_loss)), the ratio =
+ppl(L) / ppl(T)), checks every interval holds its value, and prints the
+perplexity by variant and length. Debian has no Parquet reader for pandas
+(no pyarrow), so tidy.parquet is only checked to be a Parquet file here;
+stages/report's Go test reads it back against the CSV.
+"""
+
+import os
+import sys
+
+import numpy as np
+import pandas as pd
+
+COLUMNS = ["variant", "seed", "corpus", "protocol", "T", "L", "window", "metric", "value", "lo", "hi", "interval", "commit"]
+INTERVALS = {"bootstrap95:windows", "bootstrap95:windows-L-and-T", "bootstrap95:window-prefix-pairs", "range:heads"}
+KEY = ["variant", "seed", "corpus", "protocol", "T", "L"]
+
+
+def main(results):
+    failures = []
+
+    def check(ok, what):
+        if not ok:
+            failures.append(what)
+
+    df = pd.read_csv(os.path.join(results, "tidy.csv"), dtype={"window": "Int64", "interval": "string"}, keep_default_na=False,
+                     na_values={"window": [""], "lo": [""], "hi": [""], "interval": [""]})
+    check(list(df.columns) == COLUMNS, f"columns {list(df.columns)}, want {COLUMNS}")
+    for c in ["seed", "T", "L"]:
+        check(pd.api.types.is_integer_dtype(df[c]), f"column {c} is {df[c].dtype}, want integers")
+    for c in ["value", "lo", "hi"]:
+        check(pd.api.types.is_float_dtype(df[c]), f"column {c} is {df[c].dtype}, want floats")
+    check(len(df) > 0 and df["value"].notna().all(), "empty table or a value missing")
+
+    iv = df[df["interval"].notna()]
+    check(set(iv["interval"]) <= INTERVALS, f"unknown interval codes {set(iv['interval']) - INTERVALS}")
+    check(((iv["lo"] <= iv["value"] + 1e-12) & (iv["value"] <= iv["hi"] + 1e-12)).all(), "a value outside its interval")
+    check(df[df["interval"].isna()][["lo", "hi"]].isna().all().all(), "bounds on a row without an interval")
+    per_window = df["metric"].isin(["window_loss", "prefix_loss"])
+    check(df.loc[per_window, "window"].notna().all() and df.loc[~per_window, "window"].isna().all(),
+          "window set on an aggregate row or missing on a per-window row")
+
+    # The aggregates against the per-window rows they summarise (random protocol: every scored position counts).
+    wide = df[df["window"].isna()].pivot_table(index=KEY, columns="metric", values="value", aggfunc="first")
+    loss = df[df["metric"] == "window_loss"].pivot_table(index=KEY + ["window"], values="value")["value"]
+    prefix = df[df["metric"] == "prefix_loss"].pivot_table(index=KEY + ["window"], values="value")["value"]
+    ppl = np.exp(loss.groupby(level=KEY).mean())
+    rel = (ppl / wide["ppl"].reindex(ppl.index) - 1).abs().max()
+    check(rel < 1e-9, f"ppl differs from exp(mean window loss) by {rel:.2e} (relative)")
+    paired = np.exp((loss - prefix.reindex(loss.index)).groupby(level=KEY).mean()).dropna()
+    prel = (paired / wide["prefix_ratio"].reindex(paired.index) - 1).abs().max()
+    check(prel < 1e-9, f"prefix_ratio differs from exp(mean(window_loss - prefix_loss)) by {prel:.2e}")
+    base = wide["ppl"].groupby(level=["variant", "seed", "corpus", "protocol"]).transform(
+        lambda s: s.xs(s.index.get_level_values("L").min(), level="L").iloc[0])
+    rrel = ((wide["ppl"] / base) / wide["ratio"] - 1).abs().max()
+    check(rrel < 1e-9, f"ratio differs from ppl(L) / ppl(first length) by {rrel:.2e}")
+
+    with open(os.path.join(results, "tidy.parquet"), "rb") as f:
+        data = f.read()
+    check(data[:4] == b"PAR1" and data[-4:] == b"PAR1", "tidy.parquet is not a Parquet file")
+
+    print(f"tidy.csv: {len(df)} rows, {df['variant'].nunique()} variants, seeds {sorted(df['seed'].unique())}, "
+          f"corpora {sorted(df['corpus'].unique())}, protocols {sorted(df['protocol'].unique())}, commit {df['commit'].iloc[0]}")
+    print(f"recomputed from the window rows: ppl to {rel:.1e}, prefix_ratio to {prel:.1e}, ratio to {rrel:.1e} (relative)")
+    print("perplexity, random protocol, held-out split:")
+    sel = df[(df["metric"] == "ppl") & (df["protocol"] == "random") & (df["corpus"] == "heldout")]
+    print(sel.pivot_table(index="variant", columns="L", values="value").round(3).to_string())
+    if failures:
+        print("FAIL\n  " + "\n  ".join(failures))
+        sys.exit(1)
+    print("PASS")
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 2:
+        sys.exit(__doc__)
+    main(sys.argv[1])

@@ -1,0 +1,165 @@
+package report
+
+import (
+	"bytes"
+	"context"
+	"encoding/csv"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+
+	"routebench/stages/evaluate"
+)
+
+func tidyFixture() (Config, []*variantData) {
+	lr := func(L int, losses, prefix []float64) evaluate.LengthResult {
+		p := iv(1.05, 1.01, 1.09)
+		return evaluate.LengthResult{L: L, PPL: iv(3, 2.5, 3.5), Ratio: iv(1.1, 1, 1.2), PrefixRatio: &p,
+			WindowLoss: losses, PrefixLoss: prefix, Entropy: 0.7,
+			FarMass: []evaluate.FarMass{{Distance: 4, Heads: 8, Mean: 0.2, HeadMin: 0.1, HeadMax: 0.4}, {Distance: 16, Heads: 0}}}
+	}
+	res := &evaluate.Result{Variant: "rope", Protocol: evaluate.Config{Context: 8},
+		Lengths: []evaluate.LengthResult{lr(8, []float64{1, 2}, []float64{1, 2}), lr(16, []float64{1.5, 2.5}, []float64{1, 2})},
+		Protocols: []evaluate.ProtocolResult{{Protocol: "sliding:4", Lengths: []evaluate.LengthResult{
+			{L: 16, PPL: iv(2, 1.9, 2.1), Ratio: iv(1, 0.9, 1.1), WindowLoss: []float64{0.5, 0.6}}}}},
+	}
+	other := &evaluate.Result{Variant: "rope", Corpus: "wiki", Protocol: evaluate.Config{Context: 8},
+		Lengths: []evaluate.LengthResult{lr(8, []float64{3}, []float64{3})}}
+	cfg := Config{Profile: "test", Variants: []string{"rope"}, Commit: "abc123", EvalCorpora: []string{"wiki"}}
+	return cfg, []*variantData{{name: "rope", variant: "rope", seed: 2, eval: res, corpora: map[string]*evaluate.Result{"wiki": other}}}
+}
+
+// Every measured value appears once, keyed by its coordinates, with its
+// interval and what the interval covers where it has one.
+func TestTidyRows(t *testing.T) {
+	cfg, vs := tidyFixture()
+	rs := tidyRows(cfg, vs)
+	// per primary length: ppl, ratio, prefix_ratio, entropy, far_mass@4
+	// (@16 has no heads), 2 window and 2 prefix losses = 9; the sliding
+	// length: ppl, ratio, 2 window losses = 4; wiki: 5 + 1 + 1 = 7.
+	if len(rs) != 9+9+4+7 {
+		t.Fatalf("%d rows, want 29: %+v", len(rs), rs)
+	}
+	find := func(corpus, protocol string, L, window int, metric string) tidyRow {
+		t.Helper()
+		for _, r := range rs {
+			if r.Corpus == corpus && r.Protocol == protocol && r.L == L && r.Window == window && r.Metric == metric {
+				return r
+			}
+		}
+		t.Fatalf("no row %s %s L=%d window %d %s", corpus, protocol, L, window, metric)
+		return tidyRow{}
+	}
+	if r := find(HeldOutCorpus, "random", 16, -1, "ppl"); r.Value != 3 || r.Lo != 2.5 || r.Hi != 3.5 || r.Interval != ivWindows ||
+		r.T != 8 || r.Seed != 2 || r.Commit != "abc123" || r.Variant != "rope" {
+		t.Errorf("ppl row %+v", r)
+	}
+	if r := find(HeldOutCorpus, "random", 16, 1, "window_loss"); r.Value != 2.5 || !math.IsNaN(r.Lo) || r.Interval != "" {
+		t.Errorf("window row %+v", r)
+	}
+	if r := find(HeldOutCorpus, "random", 8, -1, "far_mass@4"); r.Value != 0.2 || r.Lo != 0.1 || r.Hi != 0.4 || r.Interval != ivHeads {
+		t.Errorf("far-mass row %+v", r)
+	}
+	if r := find(HeldOutCorpus, "sliding:4", 16, 0, "window_loss"); r.Value != 0.5 {
+		t.Errorf("sliding row %+v", r)
+	}
+	if r := find("wiki", "random", 8, 0, "window_loss"); r.Value != 3 {
+		t.Errorf("eval-corpus row %+v", r)
+	}
+	for _, r := range rs {
+		if r.Protocol == "sliding:4" && (r.Metric == "attention_entropy" || r.Metric == "prefix_ratio") {
+			t.Errorf("a further protocol has a %s row, which only the primary protocol measures", r.Metric)
+		}
+	}
+}
+
+// The Parquet file holds the CSV's rows, nulls where the CSV is empty,
+// and both files are byte-identical for identical inputs.
+func TestTidyParquetMatchesCSV(t *testing.T) {
+	cfg, vs := tidyFixture()
+	dir := t.TempDir()
+	csvPath, pqPath := filepath.Join(dir, "tidy.csv"), filepath.Join(dir, "tidy.parquet")
+	rs := tidyRows(cfg, vs)
+	if err := writeTidyCSV(csvPath, rs); err != nil {
+		t.Fatal(err)
+	}
+	if err := writeTidyParquet(pqPath, rs); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{csvPath, pqPath} {
+		first, _ := os.ReadFile(p)
+		again := p + ".again"
+		var err error
+		if p == csvPath {
+			err = writeTidyCSV(again, tidyRows(cfg, vs))
+		} else {
+			err = writeTidyParquet(again, tidyRows(cfg, vs))
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		second, _ := os.ReadFile(again)
+		if !bytes.Equal(first, second) {
+			t.Errorf("%s: two writes of the same rows differ", filepath.Base(p))
+		}
+	}
+	f, err := os.Open(csvPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs, err := csv.NewReader(f).ReadAll()
+	f.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pf, err := file.OpenParquetFile(pqPath, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pf.Close()
+	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{}, memory.DefaultAllocator)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tbl, err := fr.ReadTable(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tbl.Release()
+	if int(tbl.NumRows()) != len(recs)-1 || int(tbl.NumCols()) != len(tidyColumns) {
+		t.Fatalf("parquet %d x %d, csv %d rows x %d", tbl.NumRows(), tbl.NumCols(), len(recs)-1, len(recs[0]))
+	}
+	for c := range tidyColumns {
+		if got := tbl.Schema().Field(c).Name; got != recs[0][c] {
+			t.Errorf("column %d: parquet %s, csv %s", c, got, recs[0][c])
+		}
+		col := tbl.Column(c).Data().Chunk(0)
+		for i := 0; i < col.Len(); i++ {
+			want := recs[i+1][c]
+			var got string
+			switch a := col.(type) {
+			case *array.String:
+				got = a.Value(i)
+			case *array.Uint64:
+				got = strconv.FormatUint(a.Value(i), 10)
+			case *array.Int64:
+				got = strconv.FormatInt(a.Value(i), 10)
+			case *array.Float64:
+				got = strconv.FormatFloat(a.Value(i), 'g', -1, 64)
+			}
+			if col.IsNull(i) {
+				got = ""
+			}
+			if got != want {
+				t.Errorf("row %d column %s: parquet %q, csv %q", i, tidyColumns[c], got, want)
+			}
+		}
+	}
+}
