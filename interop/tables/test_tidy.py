@@ -3,13 +3,14 @@
 usage: /usr/bin/python3 interop/tables/test_tidy.py RESULTS_DIR
 
 RESULTS_DIR is an exported results/ folder (RESULTS.md's, e.g.
-.routebench/smoke/results) holding tidy.csv and tidy.parquet (the report
-stage's; columns in docs/interop.md). The test loads tidy.csv as a pandas
+.routebench/smoke/results) holding tidy.csv, train_curves.csv and their
+Parquet twins (the report stage's; columns in docs/interop.md). The test loads tidy.csv as a pandas
 user would, checks its columns and types, recomputes from the per-window
 rows what the aggregate rows claim (ppl = exp(mean window loss), the paired
 prefix ratio = exp(mean(window_loss - prefix_loss)), the ratio =
-ppl(L) / ppl(T)), checks every interval holds its value, and prints the
-perplexity by variant and length. Debian has no Parquet reader for pandas
+ppl(L) / ppl(T)), checks every interval holds its value, checks the
+training curves hold every step once, and prints the perplexity by variant
+and length and the last held-out loss. Debian has no Parquet reader for pandas
 (no pyarrow), so tidy.parquet is only checked to be a Parquet file here;
 stages/report's Go test reads it back against the CSV.
 """
@@ -22,6 +23,7 @@ import pandas as pd
 
 COLUMNS = ["variant", "seed", "corpus", "protocol", "T", "L", "window", "metric", "value", "lo", "hi", "interval", "commit"]
 INTERVALS = {"bootstrap95:windows", "bootstrap95:windows-L-and-T", "bootstrap95:window-prefix-pairs", "range:heads"}
+CURVE_COLUMNS = ["variant", "seed", "T", "step", "metric", "value", "commit"]
 KEY = ["variant", "seed", "corpus", "protocol", "T", "L"]
 
 
@@ -64,9 +66,19 @@ def main(results):
     rrel = ((wide["ppl"] / base) / wide["ratio"] - 1).abs().max()
     check(rrel < 1e-9, f"ratio differs from ppl(L) / ppl(first length) by {rrel:.2e}")
 
-    with open(os.path.join(results, "tidy.parquet"), "rb") as f:
-        data = f.read()
-    check(data[:4] == b"PAR1" and data[-4:] == b"PAR1", "tidy.parquet is not a Parquet file")
+    for name in ["tidy.parquet", "train_curves.parquet"]:
+        with open(os.path.join(results, name), "rb") as f:
+            data = f.read()
+        check(data[:4] == b"PAR1" and data[-4:] == b"PAR1", f"{name} is not a Parquet file")
+
+    # The training curves: every step of every run once, from step 1.
+    cv = pd.read_csv(os.path.join(results, "train_curves.csv"))
+    check(list(cv.columns) == CURVE_COLUMNS, f"train_curves.csv columns {list(cv.columns)}, want {CURVE_COLUMNS}")
+    check(set(cv["metric"]) == {"train_loss", "grad_norm", "heldout_loss"}, f"curve metrics {set(cv['metric'])}")
+    steps = cv[cv["metric"] == "train_loss"].groupby(["variant", "seed"])["step"]
+    check((steps.min() == 1).all() and (steps.max() == steps.count()).all() and not cv.duplicated(["variant", "seed", "step", "metric"]).any(),
+          "train_loss steps are not 1..N once each per run")
+    check(set(cv["variant"]) == set(df["variant"]), "the curves and the results name different variants")
 
     print(f"tidy.csv: {len(df)} rows, {df['variant'].nunique()} variants, seeds {sorted(df['seed'].unique())}, "
           f"corpora {sorted(df['corpus'].unique())}, protocols {sorted(df['protocol'].unique())}, commit {df['commit'].iloc[0]}")
@@ -74,6 +86,9 @@ def main(results):
     print("perplexity, random protocol, held-out split:")
     sel = df[(df["metric"] == "ppl") & (df["protocol"] == "random") & (df["corpus"] == "heldout")]
     print(sel.pivot_table(index="variant", columns="L", values="value").round(3).to_string())
+    last = cv[cv["metric"] == "heldout_loss"].sort_values("step").groupby("variant")[["step", "value"]].last()
+    print(f"train_curves.csv: {len(cv)} rows; last held-out loss per variant:")
+    print(last.round(4).to_string())
     if failures:
         print("FAIL\n  " + "\n  ".join(failures))
         sys.exit(1)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"path/filepath"
 	"strconv"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -131,23 +132,96 @@ func appendLengths(out []tidyRow, base tidyRow, lengths []evaluate.LengthResult,
 	return out
 }
 
-func writeTidyCSV(path string, rs []tidyRow) error {
+// table is a typed, column-major table written as CSV and as Parquet.
+// Nulls: NaN in a nullable float column, a negative value in a nullable
+// int column; both are empty in the CSV and null in Parquet.
+type table struct {
+	about string // the Parquet schema's routebench.table metadata
+	cols  []column
+}
+
+type column struct {
+	name     string
+	typ      arrow.DataType // String, Uint64, Int64 or Float64
+	nullable bool
+	s        []string
+	u        []uint64
+	i        []int64
+	f        []float64
+}
+
+func (c *column) null(k int) bool {
+	switch {
+	case !c.nullable:
+		return false
+	case c.typ == arrow.PrimitiveTypes.Int64:
+		return c.i[k] < 0
+	case c.typ == arrow.PrimitiveTypes.Float64:
+		return math.IsNaN(c.f[k])
+	}
+	return false
+}
+
+func (c *column) text(k int) string {
+	if c.null(k) {
+		return ""
+	}
+	switch c.typ {
+	case arrow.PrimitiveTypes.Uint64:
+		return strconv.FormatUint(c.u[k], 10)
+	case arrow.PrimitiveTypes.Int64:
+		return strconv.FormatInt(c.i[k], 10)
+	case arrow.PrimitiveTypes.Float64:
+		return strconv.FormatFloat(c.f[k], 'g', -1, 64)
+	}
+	return c.s[k]
+}
+
+func (t *table) rows() int {
+	c := t.cols[0]
+	return max(len(c.s), len(c.u), len(c.i), len(c.f))
+}
+
+// tidyTable lays out tidyRows in tidyColumns' order.
+func tidyTable(rs []tidyRow) *table {
+	str, u64, i64, f64 := arrow.BinaryTypes.String, arrow.PrimitiveTypes.Uint64, arrow.PrimitiveTypes.Int64, arrow.PrimitiveTypes.Float64
+	t := &table{about: "tidy results: one measured value per row (docs/interop.md)"}
+	types := []arrow.DataType{str, u64, str, str, i64, i64, i64, str, f64, f64, f64, str, str}
+	for k, name := range tidyColumns {
+		t.cols = append(t.cols, column{name: name, typ: types[k], nullable: name == "window" || name == "lo" || name == "hi"})
+	}
+	c := t.cols
+	for _, r := range rs {
+		c[0].s = append(c[0].s, r.Variant)
+		c[1].u = append(c[1].u, r.Seed)
+		c[2].s = append(c[2].s, r.Corpus)
+		c[3].s = append(c[3].s, r.Protocol)
+		c[4].i = append(c[4].i, int64(r.T))
+		c[5].i = append(c[5].i, int64(r.L))
+		c[6].i = append(c[6].i, int64(r.Window))
+		c[7].s = append(c[7].s, r.Metric)
+		c[8].f = append(c[8].f, r.Value)
+		c[9].f = append(c[9].f, r.Lo)
+		c[10].f = append(c[10].f, r.Hi)
+		c[11].s = append(c[11].s, r.Interval)
+		c[12].s = append(c[12].s, r.Commit)
+	}
+	return t
+}
+
+func writeCSVTable(path string, t *table) error {
 	var buf bytes.Buffer
 	w := csv.NewWriter(&buf)
-	w.Write(tidyColumns)
-	opt := func(x float64) string {
-		if math.IsNaN(x) {
-			return ""
-		}
-		return strconv.FormatFloat(x, 'g', -1, 64)
+	rec := make([]string, len(t.cols))
+	for k := range t.cols {
+		rec[k] = t.cols[k].name
 	}
-	for _, r := range rs {
-		win := ""
-		if r.Window >= 0 {
-			win = strconv.Itoa(r.Window)
+	w.Write(rec)
+	for i := range t.rows() {
+		for k := range t.cols {
+			rec[k] = t.cols[k].text(i)
 		}
-		w.Write([]string{r.Variant, strconv.FormatUint(r.Seed, 10), r.Corpus, r.Protocol, strconv.Itoa(r.T), strconv.Itoa(r.L), win,
-			r.Metric, strconv.FormatFloat(r.Value, 'g', -1, 64), opt(r.Lo), opt(r.Hi), r.Interval, r.Commit})
+		w.Write(rec)
 	}
 	w.Flush()
 	if err := w.Error(); err != nil {
@@ -156,51 +230,34 @@ func writeTidyCSV(path string, rs []tidyRow) error {
 	return os.WriteFile(path, buf.Bytes(), 0o644)
 }
 
-// tidySchema is the Parquet file's schema: the CSV's columns, typed, with
-// window, lo and hi nullable.
-func tidySchema() *arrow.Schema {
-	str, i64, f64 := arrow.BinaryTypes.String, arrow.PrimitiveTypes.Int64, arrow.PrimitiveTypes.Float64
-	types := []arrow.DataType{str, arrow.PrimitiveTypes.Uint64, str, str, i64, i64, i64, str, f64, f64, f64, str, str}
-	fields := make([]arrow.Field, len(tidyColumns))
-	for i, c := range tidyColumns {
-		fields[i] = arrow.Field{Name: c, Type: types[i], Nullable: c == "window" || c == "lo" || c == "hi"}
+func writeParquetTable(path string, t *table) error {
+	fields := make([]arrow.Field, len(t.cols))
+	for k, c := range t.cols {
+		fields[k] = arrow.Field{Name: c.name, Type: c.typ, Nullable: c.nullable}
 	}
-	md := arrow.NewMetadata([]string{"routebench.table"}, []string{"tidy results: one measured value per row (docs/interop.md)"})
-	return arrow.NewSchema(fields, &md)
-}
-
-func writeTidyParquet(path string, rs []tidyRow) error {
-	schema := tidySchema()
+	md := arrow.NewMetadata([]string{"routebench.table"}, []string{t.about})
+	schema := arrow.NewSchema(fields, &md)
 	mem := memory.NewGoAllocator()
 	b := array.NewRecordBuilder(mem, schema)
 	defer b.Release()
-	str := func(i int, s string) { b.Field(i).(*array.StringBuilder).Append(s) }
-	i64 := func(i int, x int) { b.Field(i).(*array.Int64Builder).Append(int64(x)) }
-	optF := func(i int, x float64) {
-		if math.IsNaN(x) {
-			b.Field(i).AppendNull()
-			return
+	for i := range t.rows() {
+		for k := range t.cols {
+			c := &t.cols[k]
+			if c.null(i) {
+				b.Field(k).AppendNull()
+				continue
+			}
+			switch fb := b.Field(k).(type) {
+			case *array.StringBuilder:
+				fb.Append(c.s[i])
+			case *array.Uint64Builder:
+				fb.Append(c.u[i])
+			case *array.Int64Builder:
+				fb.Append(c.i[i])
+			case *array.Float64Builder:
+				fb.Append(c.f[i])
+			}
 		}
-		b.Field(i).(*array.Float64Builder).Append(x)
-	}
-	for _, r := range rs {
-		str(0, r.Variant)
-		b.Field(1).(*array.Uint64Builder).Append(r.Seed)
-		str(2, r.Corpus)
-		str(3, r.Protocol)
-		i64(4, r.T)
-		i64(5, r.L)
-		if r.Window >= 0 {
-			i64(6, r.Window)
-		} else {
-			b.Field(6).AppendNull()
-		}
-		str(7, r.Metric)
-		b.Field(8).(*array.Float64Builder).Append(r.Value)
-		optF(9, r.Lo)
-		optF(10, r.Hi)
-		str(11, r.Interval)
-		str(12, r.Commit)
 	}
 	rec := b.NewRecordBatch()
 	defer rec.Release()
@@ -220,4 +277,26 @@ func writeTidyParquet(path string, rs []tidyRow) error {
 		return fmt.Errorf("report: encoding %s: %w", path, err)
 	}
 	return os.WriteFile(path, buf.Bytes(), 0o644)
+}
+
+func writeTidyCSV(path string, rs []tidyRow) error     { return writeCSVTable(path, tidyTable(rs)) }
+func writeTidyParquet(path string, rs []tidyRow) error { return writeParquetTable(path, tidyTable(rs)) }
+
+// writeTidyTables writes the tidy results and the training curves, each as
+// CSV and Parquet, under outDir.
+func writeTidyTables(outDir string, cfg Config, vs []*variantData) error {
+	tidy, curves := tidyTable(tidyRows(cfg, vs)), curvesTable(cfg, vs)
+	for _, f := range []struct {
+		path  string
+		write func(string, *table) error
+		t     *table
+	}{
+		{TidyCSVFile, writeCSVTable, tidy}, {TidyParquetFile, writeParquetTable, tidy},
+		{CurvesCSVFile, writeCSVTable, curves}, {CurvesParquetFile, writeParquetTable, curves},
+	} {
+		if err := f.write(filepath.Join(outDir, f.path), f.t); err != nil {
+			return err
+		}
+	}
+	return nil
 }

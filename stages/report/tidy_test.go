@@ -15,6 +15,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
+	"routebench/modelspec"
 	"routebench/stages/evaluate"
 )
 
@@ -110,6 +111,12 @@ func TestTidyParquetMatchesCSV(t *testing.T) {
 			t.Errorf("%s: two writes of the same rows differ", filepath.Base(p))
 		}
 	}
+	checkParquetMatchesCSV(t, csvPath, pqPath)
+}
+
+// checkParquetMatchesCSV reads both files back and compares every cell.
+func checkParquetMatchesCSV(t *testing.T, csvPath, pqPath string) {
+	t.Helper()
 	f, err := os.Open(csvPath)
 	if err != nil {
 		t.Fatal(err)
@@ -133,10 +140,10 @@ func TestTidyParquetMatchesCSV(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer tbl.Release()
-	if int(tbl.NumRows()) != len(recs)-1 || int(tbl.NumCols()) != len(tidyColumns) {
+	if int(tbl.NumRows()) != len(recs)-1 || int(tbl.NumCols()) != len(recs[0]) {
 		t.Fatalf("parquet %d x %d, csv %d rows x %d", tbl.NumRows(), tbl.NumCols(), len(recs)-1, len(recs[0]))
 	}
-	for c := range tidyColumns {
+	for c := range recs[0] {
 		if got := tbl.Schema().Field(c).Name; got != recs[0][c] {
 			t.Errorf("column %d: parquet %s, csv %s", c, got, recs[0][c])
 		}
@@ -158,8 +165,36 @@ func TestTidyParquetMatchesCSV(t *testing.T) {
 				got = ""
 			}
 			if got != want {
-				t.Errorf("row %d column %s: parquet %q, csv %q", i, tidyColumns[c], got, want)
+				t.Errorf("row %d column %s: parquet %q, csv %q", i, recs[0][c], got, want)
 			}
 		}
 	}
+}
+
+// The training curves: every step's train_loss and grad_norm and every
+// evaluation's heldout_loss, steps from 1; runs without train.json are
+// skipped; the Parquet file holds the CSV's rows.
+func TestCurvesTable(t *testing.T) {
+	tr := &modelspec.TrainReport{Config: modelspec.Config{Context: 8}, TrainLoss: []float64{5, 4, 3}, GradNorm: []float64{1, 0.5, 0.25},
+		Eval: []modelspec.EvalPoint{{Step: 2, Loss: 4.5}, {Step: 3, Loss: 3.5}}}
+	vs := []*variantData{{variant: "rope", seed: 3, train: tr}, {variant: "alibi"}}
+	tb := curvesTable(Config{Commit: "c1"}, vs)
+	if tb.rows() != 8 {
+		t.Fatalf("%d rows, want 3 + 3 + 2", tb.rows())
+	}
+	dir := t.TempDir()
+	csvPath, pqPath := filepath.Join(dir, "c.csv"), filepath.Join(dir, "c.parquet")
+	if err := writeCSVTable(csvPath, tb); err != nil {
+		t.Fatal(err)
+	}
+	if err := writeParquetTable(pqPath, tb); err != nil {
+		t.Fatal(err)
+	}
+	data, _ := os.ReadFile(csvPath)
+	for _, line := range []string{"variant,seed,T,step,metric,value,commit\n", "rope,3,8,1,train_loss,5,c1\n", "rope,3,8,3,grad_norm,0.25,c1\n", "rope,3,8,2,heldout_loss,4.5,c1\n"} {
+		if !bytes.Contains(data, []byte(line)) {
+			t.Errorf("train_curves.csv lacks %q:\n%s", line, data)
+		}
+	}
+	checkParquetMatchesCSV(t, csvPath, pqPath)
 }
