@@ -149,12 +149,14 @@ test-torch: setup torch-packages $(BIN)
 	./$(BIN) export train --profile smoke --store $(TORCH_DIR)/store --out $(TORCH_DIR)/export --windows 8 --window-len 128
 	/usr/bin/python3 interop/torch/test_model.py $(TORCH_DIR)/export/train
 
-# test-tidy: the report's long-format results table (results/tidy.csv,
-# tidy.parquet; docs/interop.md) read with pandas, its aggregates recomputed
-# from its per-window rows (interop/tables/test_tidy.py). Reuses the smoke
-# run (cached after make gate); ~1 s beyond it.
-test-tidy: smoke torch-packages
+# test-tidy: the long-format tables (tidy.csv, train_curves.csv and their
+# Parquet twins; docs/interop.md) of the smoke report and of the smoke
+# sweep's study, read with pandas, their aggregates recomputed from their
+# per-window rows (interop/tables/test_tidy.py). Reuses the smoke run and
+# sweep (cached after make gate and make sweep-smoke); ~2 s beyond them.
+test-tidy: smoke sweep-smoke torch-packages
 	/usr/bin/python3 interop/tables/test_tidy.py .routebench/smoke/results
+	/usr/bin/python3 interop/tables/test_tidy.py .routebench/sweep-smoke/results/study-smoke
 
 # The CI regression gate: the smoke results against gate/baseline-smoke.json.
 gate: smoke

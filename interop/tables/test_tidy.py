@@ -3,7 +3,8 @@
 usage: /usr/bin/python3 interop/tables/test_tidy.py RESULTS_DIR
 
 RESULTS_DIR is an exported results/ folder (RESULTS.md's, e.g.
-.routebench/smoke/results) holding tidy.csv, train_curves.csv and their
+.routebench/smoke/results, or a sweep's results/study-<name>, whose tables
+lead with a point column) holding tidy.csv, train_curves.csv and their
 Parquet twins (the report stage's; columns in docs/interop.md). The test loads tidy.csv as a pandas
 user would, checks its columns and types, recomputes from the per-window
 rows what the aggregate rows claim (ppl = exp(mean window loss), the paired
@@ -36,7 +37,10 @@ def main(results):
 
     df = pd.read_csv(os.path.join(results, "tidy.csv"), dtype={"window": "Int64", "interval": "string"}, keep_default_na=False,
                      na_values={"window": [""], "lo": [""], "hi": [""], "interval": [""]})
-    check(list(df.columns) == COLUMNS, f"columns {list(df.columns)}, want {COLUMNS}")
+    sweep = "point" in df.columns  # a sweep's study: a point column leads
+    cols, curve_cols = (["point"] + COLUMNS, ["point"] + CURVE_COLUMNS) if sweep else (COLUMNS, CURVE_COLUMNS)
+    key = (["point"] if sweep else []) + KEY
+    check(list(df.columns) == cols, f"columns {list(df.columns)}, want {cols}")
     for c in ["seed", "T", "L"]:
         check(pd.api.types.is_integer_dtype(df[c]), f"column {c} is {df[c].dtype}, want integers")
     for c in ["value", "lo", "hi"]:
@@ -52,16 +56,16 @@ def main(results):
           "window set on an aggregate row or missing on a per-window row")
 
     # The aggregates against the per-window rows they summarise (random protocol: every scored position counts).
-    wide = df[df["window"].isna()].pivot_table(index=KEY, columns="metric", values="value", aggfunc="first")
-    loss = df[df["metric"] == "window_loss"].pivot_table(index=KEY + ["window"], values="value")["value"]
-    prefix = df[df["metric"] == "prefix_loss"].pivot_table(index=KEY + ["window"], values="value")["value"]
-    ppl = np.exp(loss.groupby(level=KEY).mean())
+    wide = df[df["window"].isna()].pivot_table(index=key, columns="metric", values="value", aggfunc="first")
+    loss = df[df["metric"] == "window_loss"].pivot_table(index=key + ["window"], values="value")["value"]
+    prefix = df[df["metric"] == "prefix_loss"].pivot_table(index=key + ["window"], values="value")["value"]
+    ppl = np.exp(loss.groupby(level=key).mean())
     rel = (ppl / wide["ppl"].reindex(ppl.index) - 1).abs().max()
     check(rel < 1e-9, f"ppl differs from exp(mean window loss) by {rel:.2e} (relative)")
-    paired = np.exp((loss - prefix.reindex(loss.index)).groupby(level=KEY).mean()).dropna()
+    paired = np.exp((loss - prefix.reindex(loss.index)).groupby(level=key).mean()).dropna()
     prel = (paired / wide["prefix_ratio"].reindex(paired.index) - 1).abs().max()
     check(prel < 1e-9, f"prefix_ratio differs from exp(mean(window_loss - prefix_loss)) by {prel:.2e}")
-    base = wide["ppl"].groupby(level=["variant", "seed", "corpus", "protocol"]).transform(
+    base = wide["ppl"].groupby(level=key[:-2]).transform(
         lambda s: s.xs(s.index.get_level_values("L").min(), level="L").iloc[0])
     rrel = ((wide["ppl"] / base) / wide["ratio"] - 1).abs().max()
     check(rrel < 1e-9, f"ratio differs from ppl(L) / ppl(first length) by {rrel:.2e}")
@@ -73,20 +77,21 @@ def main(results):
 
     # The training curves: every step of every run once, from step 1.
     cv = pd.read_csv(os.path.join(results, "train_curves.csv"))
-    check(list(cv.columns) == CURVE_COLUMNS, f"train_curves.csv columns {list(cv.columns)}, want {CURVE_COLUMNS}")
+    check(list(cv.columns) == curve_cols, f"train_curves.csv columns {list(cv.columns)}, want {curve_cols}")
     check(set(cv["metric"]) == {"train_loss", "grad_norm", "heldout_loss"}, f"curve metrics {set(cv['metric'])}")
-    steps = cv[cv["metric"] == "train_loss"].groupby(["variant", "seed"])["step"]
-    check((steps.min() == 1).all() and (steps.max() == steps.count()).all() and not cv.duplicated(["variant", "seed", "step", "metric"]).any(),
+    run = (["point"] if sweep else []) + ["variant", "seed"]
+    steps = cv[cv["metric"] == "train_loss"].groupby(run)["step"]
+    check((steps.min() == 1).all() and (steps.max() == steps.count()).all() and not cv.duplicated(run + ["step", "metric"]).any(),
           "train_loss steps are not 1..N once each per run")
     check(set(cv["variant"]) == set(df["variant"]), "the curves and the results name different variants")
 
-    print(f"tidy.csv: {len(df)} rows, {df['variant'].nunique()} variants, seeds {sorted(df['seed'].unique())}, "
+    print(f"{results}/tidy.csv: {len(df)} rows, {df['variant'].nunique()} variants, seeds {sorted(df['seed'].unique())}, "
           f"corpora {sorted(df['corpus'].unique())}, protocols {sorted(df['protocol'].unique())}, commit {df['commit'].iloc[0]}")
     print(f"recomputed from the window rows: ppl to {rel:.1e}, prefix_ratio to {prel:.1e}, ratio to {rrel:.1e} (relative)")
     print("perplexity, random protocol, held-out split:")
     sel = df[(df["metric"] == "ppl") & (df["protocol"] == "random") & (df["corpus"] == "heldout")]
-    print(sel.pivot_table(index="variant", columns="L", values="value").round(3).to_string())
-    last = cv[cv["metric"] == "heldout_loss"].sort_values("step").groupby("variant")[["step", "value"]].last()
+    print(sel.pivot_table(index=(["point"] if sweep else []) + ["variant", "seed"], columns="L", values="value").round(3).to_string())
+    last = cv[cv["metric"] == "heldout_loss"].sort_values("step").groupby(run)[["step", "value"]].last()
     print(f"train_curves.csv: {len(cv)} rows; last held-out loss per variant:")
     print(last.round(4).to_string())
     if failures:

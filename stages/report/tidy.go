@@ -15,6 +15,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
+	"routebench/modelspec"
 	"routebench/stages/evaluate"
 	"routebench/stats"
 )
@@ -23,8 +24,8 @@ import (
 // row (long format), for a dataframe rather than for reading; results.csv
 // keeps its wide per-length table. docs/interop.md documents the columns.
 const (
-	TidyCSVFile     = "results/tidy.csv"
-	TidyParquetFile = "results/tidy.parquet"
+	TidyCSVFile     = "results/" + tidyBase + ".csv"
+	TidyParquetFile = "results/" + tidyBase + ".parquet"
 )
 
 // HeldOutCorpus is the corpus column's value for the training corpus's
@@ -34,6 +35,7 @@ const HeldOutCorpus = "heldout"
 // tidyRow is one measured value. Lo, Hi are NaN and Window is -1 where
 // the row has none (empty in the CSV, null in Parquet).
 type tidyRow struct {
+	Point    string // a sweep point's label (TidySet.Sweep)
 	Variant  string
 	Seed     uint64
 	Corpus   string
@@ -60,28 +62,54 @@ var (
 	ivHeads   = "range:heads"                                                        // smallest and largest per-(layer, head) mean
 )
 
+// TidyRun is one trained model as the tidy tables read it.
+type TidyRun struct {
+	Point   string // the sweep point's label (Point.Label); empty outside a sweep
+	Variant string
+	Seed    uint64
+	Train   *modelspec.TrainReport      // nil: no training curves
+	Eval    *evaluate.Result            // the held-out split's; nil: none
+	Corpora map[string]*evaluate.Result // by evaluation corpus name
+}
+
+// TidySet is what WriteTidyTables writes: a profile's runs (the report)
+// or a sweep's (the study, Sweep set: a point column leads each table).
+type TidySet struct {
+	Commit  string
+	Corpora []string // evaluation corpora, in the order written
+	Sweep   bool
+	Runs    []TidyRun
+}
+
+// tidySet is the report's runs as a TidySet.
+func tidySet(cfg Config, vs []*variantData) TidySet {
+	set := TidySet{Commit: cfg.Commit, Corpora: cfg.EvalCorpora}
+	for _, v := range vs {
+		set.Runs = append(set.Runs, TidyRun{Variant: v.variant, Seed: v.seed, Train: v.train, Eval: v.eval, Corpora: v.corpora})
+	}
+	return set
+}
+
 // tidyRows lists every run's evaluations: the training corpus's held-out
 // split, then each evaluation corpus; in each, the primary protocol then
 // the others; per length its aggregate metrics, then its per-window losses.
-func tidyRows(cfg Config, vs []*variantData) []tidyRow {
+func tidyRows(set TidySet) []tidyRow {
 	var out []tidyRow
-	for _, v := range vs {
-		evals := []struct {
+	for _, v := range set.Runs {
+		type corpusEval struct {
 			corpus string
 			res    *evaluate.Result
-		}{{HeldOutCorpus, v.eval}}
-		for _, c := range cfg.EvalCorpora {
-			evals = append(evals, struct {
-				corpus string
-				res    *evaluate.Result
-			}{c, v.corpora[c]})
+		}
+		evals := []corpusEval{{HeldOutCorpus, v.Eval}}
+		for _, c := range set.Corpora {
+			evals = append(evals, corpusEval{c, v.Corpora[c]})
 		}
 		for _, e := range evals {
 			if e.res == nil {
 				continue
 			}
-			base := tidyRow{Variant: v.variant, Seed: v.seed, Corpus: e.corpus, T: e.res.Protocol.Context, Window: -1,
-				Lo: math.NaN(), Hi: math.NaN(), Commit: cfg.Commit}
+			base := tidyRow{Point: v.Point, Variant: v.Variant, Seed: v.Seed, Corpus: e.corpus, T: e.res.Protocol.Context, Window: -1,
+				Lo: math.NaN(), Hi: math.NaN(), Commit: set.Commit}
 			base.Protocol = evaluate.ProtocolRandom
 			out = appendLengths(out, base, e.res.Lengths, true)
 			for _, p := range e.res.Protocols {
@@ -182,8 +210,9 @@ func (t *table) rows() int {
 	return max(len(c.s), len(c.u), len(c.i), len(c.f))
 }
 
-// tidyTable lays out tidyRows in tidyColumns' order.
-func tidyTable(rs []tidyRow) *table {
+// tidyTable lays out tidyRows in tidyColumns' order, after a point
+// column for a sweep.
+func tidyTable(rs []tidyRow, sweep bool) *table {
 	str, u64, i64, f64 := arrow.BinaryTypes.String, arrow.PrimitiveTypes.Uint64, arrow.PrimitiveTypes.Int64, arrow.PrimitiveTypes.Float64
 	t := &table{about: "tidy results: one measured value per row (docs/interop.md)"}
 	types := []arrow.DataType{str, u64, str, str, i64, i64, i64, str, f64, f64, f64, str, str}
@@ -205,6 +234,13 @@ func tidyTable(rs []tidyRow) *table {
 		c[10].f = append(c[10].f, r.Hi)
 		c[11].s = append(c[11].s, r.Interval)
 		c[12].s = append(c[12].s, r.Commit)
+	}
+	if sweep {
+		point := column{name: "point", typ: str}
+		for _, r := range rs {
+			point.s = append(point.s, r.Point)
+		}
+		t.cols = append([]column{point}, t.cols...)
 	}
 	return t
 }
@@ -279,22 +315,26 @@ func writeParquetTable(path string, t *table) error {
 	return os.WriteFile(path, buf.Bytes(), 0o644)
 }
 
-func writeTidyCSV(path string, rs []tidyRow) error     { return writeCSVTable(path, tidyTable(rs)) }
-func writeTidyParquet(path string, rs []tidyRow) error { return writeParquetTable(path, tidyTable(rs)) }
+// The files WriteTidyTables writes into its directory.
+const (
+	tidyBase   = "tidy"
+	curvesBase = "train_curves"
+)
 
-// writeTidyTables writes the tidy results and the training curves, each as
-// CSV and Parquet, under outDir.
-func writeTidyTables(outDir string, cfg Config, vs []*variantData) error {
-	tidy, curves := tidyTable(tidyRows(cfg, vs)), curvesTable(cfg, vs)
+// WriteTidyTables writes set's tidy results (tidy.csv, tidy.parquet) and
+// training curves (train_curves.csv, .parquet) into dir: the report into
+// results/, a sweep's study beside its plots.
+func WriteTidyTables(dir string, set TidySet) error {
+	tidy, curves := tidyTable(tidyRows(set), set.Sweep), curvesTable(set)
 	for _, f := range []struct {
-		path  string
+		name  string
 		write func(string, *table) error
 		t     *table
 	}{
-		{TidyCSVFile, writeCSVTable, tidy}, {TidyParquetFile, writeParquetTable, tidy},
-		{CurvesCSVFile, writeCSVTable, curves}, {CurvesParquetFile, writeParquetTable, curves},
+		{tidyBase + ".csv", writeCSVTable, tidy}, {tidyBase + ".parquet", writeParquetTable, tidy},
+		{curvesBase + ".csv", writeCSVTable, curves}, {curvesBase + ".parquet", writeParquetTable, curves},
 	} {
-		if err := f.write(filepath.Join(outDir, f.path), f.t); err != nil {
+		if err := f.write(filepath.Join(dir, f.name), f.t); err != nil {
 			return err
 		}
 	}

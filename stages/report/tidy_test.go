@@ -19,6 +19,11 @@ import (
 	"routebench/stages/evaluate"
 )
 
+func writeTidyCSV(path string, rs []tidyRow) error { return writeCSVTable(path, tidyTable(rs, false)) }
+func writeTidyParquet(path string, rs []tidyRow) error {
+	return writeParquetTable(path, tidyTable(rs, false))
+}
+
 func tidyFixture() (Config, []*variantData) {
 	lr := func(L int, losses, prefix []float64) evaluate.LengthResult {
 		p := iv(1.05, 1.01, 1.09)
@@ -41,7 +46,7 @@ func tidyFixture() (Config, []*variantData) {
 // interval and what the interval covers where it has one.
 func TestTidyRows(t *testing.T) {
 	cfg, vs := tidyFixture()
-	rs := tidyRows(cfg, vs)
+	rs := tidyRows(tidySet(cfg, vs))
 	// per primary length: ppl, ratio, prefix_ratio, entropy, far_mass@4
 	// (@16 has no heads), 2 window and 2 prefix losses = 9; the sliding
 	// length: ppl, ratio, 2 window losses = 4; wiki: 5 + 1 + 1 = 7.
@@ -87,7 +92,7 @@ func TestTidyParquetMatchesCSV(t *testing.T) {
 	cfg, vs := tidyFixture()
 	dir := t.TempDir()
 	csvPath, pqPath := filepath.Join(dir, "tidy.csv"), filepath.Join(dir, "tidy.parquet")
-	rs := tidyRows(cfg, vs)
+	rs := tidyRows(tidySet(cfg, vs))
 	if err := writeTidyCSV(csvPath, rs); err != nil {
 		t.Fatal(err)
 	}
@@ -99,9 +104,9 @@ func TestTidyParquetMatchesCSV(t *testing.T) {
 		again := p + ".again"
 		var err error
 		if p == csvPath {
-			err = writeTidyCSV(again, tidyRows(cfg, vs))
+			err = writeTidyCSV(again, tidyRows(tidySet(cfg, vs)))
 		} else {
-			err = writeTidyParquet(again, tidyRows(cfg, vs))
+			err = writeTidyParquet(again, tidyRows(tidySet(cfg, vs)))
 		}
 		if err != nil {
 			t.Fatal(err)
@@ -178,7 +183,7 @@ func TestCurvesTable(t *testing.T) {
 	tr := &modelspec.TrainReport{Config: modelspec.Config{Context: 8}, TrainLoss: []float64{5, 4, 3}, GradNorm: []float64{1, 0.5, 0.25},
 		Eval: []modelspec.EvalPoint{{Step: 2, Loss: 4.5}, {Step: 3, Loss: 3.5}}}
 	vs := []*variantData{{variant: "rope", seed: 3, train: tr}, {variant: "alibi"}}
-	tb := curvesTable(Config{Commit: "c1"}, vs)
+	tb := curvesTable(tidySet(Config{Commit: "c1"}, vs))
 	if tb.rows() != 8 {
 		t.Fatalf("%d rows, want 3 + 3 + 2", tb.rows())
 	}
@@ -197,4 +202,32 @@ func TestCurvesTable(t *testing.T) {
 		}
 	}
 	checkParquetMatchesCSV(t, csvPath, pqPath)
+}
+
+// A sweep's tables lead with the point column; WriteTidyTables writes
+// all four files.
+func TestTidySweepHasPointColumn(t *testing.T) {
+	cfg, vs := tidyFixture()
+	set := tidySet(cfg, vs)
+	set.Sweep = true
+	set.Runs[0].Point = "sigma_min=0.2"
+	set.Runs[0].Train = &modelspec.TrainReport{Config: modelspec.Config{Context: 8}, TrainLoss: []float64{2}, GradNorm: []float64{1}}
+	dir := t.TempDir()
+	if err := WriteTidyTables(dir, set); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []struct{ name, head, row string }{
+		{"tidy.csv", "point,variant,seed,", "sigma_min=0.2,rope,2,heldout,random,8,8,,ppl,"},
+		{"train_curves.csv", "point,variant,seed,T,step,", "sigma_min=0.2,rope,2,8,1,train_loss,2,abc123"},
+	} {
+		data, err := os.ReadFile(filepath.Join(dir, f.name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.HasPrefix(data, []byte(f.head)) || !bytes.Contains(data, []byte("\n"+f.row)) {
+			t.Errorf("%s lacks the point column or row %q:\n%.400s", f.name, f.row, data)
+		}
+	}
+	checkParquetMatchesCSV(t, filepath.Join(dir, "tidy.csv"), filepath.Join(dir, "tidy.parquet"))
+	checkParquetMatchesCSV(t, filepath.Join(dir, "train_curves.csv"), filepath.Join(dir, "train_curves.parquet"))
 }
