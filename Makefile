@@ -11,7 +11,7 @@ PROFILE ?= cpu
 BENCH_DIR := .routebench/bench
 GO_SOURCES := $(shell find . -name '*.go' -not -path './.cache/*' -not -path './.routebench/*') go.mod go.sum pipeline/moddeps.json
 
-.PHONY: all setup modules moddeps corpus build gpu-binary gpu-bundle gpu-check-dryrun key-parity test-xla portable bench-paper-eval reproduce smoke gate baseline sweep-smoke study-gap study-scale study-scale-512 test test-short test-slurm slurm-packages bench bench-compare bench-speed step-profile flop-count clean clean-store
+.PHONY: all setup modules moddeps corpus build gpu-binary gpu-bundle gpu-check-dryrun key-parity test-xla portable bench-paper-eval reproduce smoke gate baseline sweep-smoke study-gap study-scale study-scale-512 test test-short test-slurm slurm-packages torch-packages test-torch test-tidy bench bench-compare bench-speed step-profile flop-count clean clean-store
 
 all: build
 
@@ -129,6 +129,34 @@ slurm-packages:
 
 test-slurm: setup slurm-packages $(BIN)
 	BIN=$(BIN) bash scripts/test-slurm.sh
+
+# test-torch: the PyTorch port (interop/torch/model.py; docs/interop.md)
+# against the native evaluator. Every default variant of the smoke profile
+# is trained into a scratch store (~11 s on 2 cores, cached after),
+# exported with 8 held-out windows of 4 T = 128 tokens and the native
+# log-probs on them, and scored by model.py (test_model.py: tolerance 1e-4
+# nats; the rotation-sign and ALiBi slope-order mutations must fail it).
+# Installs Debian's python3-torch and python3-pandas (root) the first time.
+TORCH_DIR := .routebench/test-torch
+torch-packages:
+	@if ! /usr/bin/python3 -c 'import torch, pandas' 2>/dev/null; then \
+		apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends python3-torch python3-pandas; fi
+
+test-torch: setup torch-packages $(BIN)
+	@mkdir -p $(TORCH_DIR)
+	./$(BIN) run train --profile smoke --store $(TORCH_DIR)/store > $(TORCH_DIR)/train.log 2>&1 || { tail -20 $(TORCH_DIR)/train.log; exit 1; }
+	rm -rf $(TORCH_DIR)/export
+	./$(BIN) export train --profile smoke --store $(TORCH_DIR)/store --out $(TORCH_DIR)/export --windows 8 --window-len 128
+	/usr/bin/python3 interop/torch/test_model.py $(TORCH_DIR)/export/train
+
+# test-tidy: the long-format tables (tidy.csv, train_curves.csv and their
+# Parquet twins; docs/interop.md) of the smoke report and of the smoke
+# sweep's study, read with pandas, their aggregates recomputed from their
+# per-window rows (interop/tables/test_tidy.py). Reuses the smoke run and
+# sweep (cached after make gate and make sweep-smoke); ~2 s beyond them.
+test-tidy: smoke sweep-smoke torch-packages
+	/usr/bin/python3 interop/tables/test_tidy.py .routebench/smoke/results
+	/usr/bin/python3 interop/tables/test_tidy.py .routebench/sweep-smoke/results/study-smoke
 
 # The CI regression gate: the smoke results against ci/baseline-smoke.json.
 gate: smoke

@@ -234,13 +234,19 @@ func (r *Runner) execute(ctx context.Context, s *Stage, key Key, done map[string
 		inputs[in.Name] = done[in.Stage.Name]
 	}
 	prog := newProgress(s.Name, r.Interactive, r.logw())
+	stream := r.openStreamLog(s, key)
+	stream.write(StreamEvent{Event: "start"})
 	rc := &RunContext{
 		Context: ctx, Stage: s, Inputs: inputs, OutDir: out, WorkDir: scratch,
 		Logf: func(format string, args ...any) {
 			prog.pause()
+			stream.write(StreamEvent{Event: "log", Note: fmt.Sprintf(format, args...)})
 			fmt.Fprintf(r.logw(), "%s: %s\n", s.Name, fmt.Sprintf(format, args...))
 		},
-		Progress: prog.update,
+		Progress: func(done, total int64, note string) {
+			stream.progress(done, total, note)
+			prog.update(done, total, note)
+		},
 	}
 	if r.OnExecute != nil {
 		r.OnExecute(s)
@@ -249,6 +255,7 @@ func (r *Runner) execute(ctx context.Context, s *Stage, key Key, done map[string
 	err := runSafely(s, rc)
 	prog.finish()
 	wall := r.now().Sub(start)
+	stream.close(wall, err)
 	if err != nil {
 		// No artifact; the attempt's scratch (checkpoints) seeds the next one.
 		return nil, false, wall, fmt.Errorf("stage %s failed: %w", s.Name, err)

@@ -206,7 +206,7 @@ func BuildSweep(sw *Sweep) (*pipeline.Plan, error) {
 	}
 	var canons []*canon
 	bySig := map[string]*canon{}
-	scfg := study.Config{Name: sw.Name, Profile: sw.Profile, Config: sw.Config, Set: sw.Set}
+	scfg := study.Config{Name: sw.Name, Profile: sw.Profile, Config: sw.Config, Set: sw.Set, Commit: commit()}
 	for _, ax := range sw.Axes {
 		a := study.Axis{Key: ax.Key, With: sortedKeys(ax.With)}
 		for _, v := range ax.Values {

@@ -40,6 +40,10 @@ commands:
   baseline             write the profile's cached results as its baseline (explicit only;
                        --baseline FILE writes there instead)
   cat STAGE [FILE]     print a file of a cached stage's output (without FILE: list its files)
+  export STAGE...      write cached train stages' weights as safetensors with a config.json
+                       into <out>/<stage> (--out, default .routebench/export/<profile>;
+                       --windows N: also N held-out windows and the native log-probs on them,
+                       --window-len L (default T), --seed S; docs/interop.md)
   slurm submit|status  run the plan on a Slurm cluster, one job per stage (docs/cluster.md;
                        --wait exports RESULTS.md as reproduce does)
   bench compare OLD NEW
@@ -148,6 +152,8 @@ func run(ctx context.Context, args []string) error {
 		return cmdSweep(ctx, rest)
 	case "cat":
 		return cmdCat(rest)
+	case "export":
+		return cmdExport(ctx, rest)
 	case "baseline":
 		return cmdBaseline(rest)
 	case "slurm":

@@ -19,7 +19,7 @@ func sweepFixture(t *testing.T) (file, store string) {
 	dir := t.TempDir()
 	corpus := docsCorpus(t, dir, 400)
 	file = filepath.Join(dir, "tiny.json")
-	sweep := fmt.Sprintf(`{"profile": "smoke", "set": ["corpus=%s", "variants=rope,random-qk", "steps=2", "length_multipliers=1,2", "windows=1"],
+	sweep := fmt.Sprintf(`{"profile": "smoke", "set": ["corpus=%s", "variants=rope,random-qk", "steps=2", "length_multipliers=1,2", "windows=2"],
 		"axes": [{"key": "sigma_min", "values": [0.2, 0.35]}]}`, corpus)
 	if err := os.WriteFile(file, []byte(sweep), 0o644); err != nil {
 		t.Fatal(err)
@@ -54,7 +54,7 @@ func TestPlanJSONSweep(t *testing.T) {
 	}
 	keys = statusKeys(t, args...)
 	plain := statusKeys(t, "--profile", "smoke", "--store", store, "--set", "corpus="+filepath.Join(filepath.Dir(file), "docs.jsonl"),
-		"--set", "variants=rope,random-qk", "--set", "steps=2", "--set", "length_multipliers=1,2", "--set", "windows=1")
+		"--set", "variants=rope,random-qk", "--set", "steps=2", "--set", "length_multipliers=1,2", "--set", "windows=2")
 	for sweepName, name := range map[string]string{"train/rope": "train/rope", "sigma_min=0.35/train/random-qk": "train/random-qk"} {
 		if keys[sweepName] == "" || keys[sweepName] != plain[name] {
 			t.Errorf("%s: key %q, the plain profile's %s has %q", sweepName, keys[sweepName], name, plain[name])

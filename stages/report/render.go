@@ -64,7 +64,7 @@ func render(rc *pipeline.RunContext, cfg Config, vs []*variantData, g seedGroups
 	if bench != "" {
 		p("## Attention kernel throughput (stage `kernelspeed`)\n\n%s\n", bench)
 	}
-	p("## Machine-readable results\n\n[`%s`](%s) and [`%s`](%s) (Arrow IPC) hold one row per variant, training seed and length, with both ratios (prefix_ratio: the paired prefix ratio).\n", CSVFile, CSVFile, ArrowFile, ArrowFile)
+	p("## Machine-readable results\n\n[`%s`](%s) and [`%s`](%s) (Arrow IPC) hold one row per variant, training seed and length, with both ratios (prefix_ratio: the paired prefix ratio). [`%s`](%s) and [`%s`](%s) hold every measured value in long format (one row per variant, seed, corpus, protocol, length, window and metric, with its interval and what the interval covers; columns in docs/interop.md); [`%s`](%s) every run's training curves.\n", CSVFile, CSVFile, ArrowFile, ArrowFile, TidyCSVFile, TidyCSVFile, TidyParquetFile, TidyParquetFile, CurvesCSVFile, CurvesCSVFile)
 	renderStageTable(&b, runs)
 	return b.String()
 }

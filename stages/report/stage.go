@@ -233,6 +233,7 @@ func run(rc *pipeline.RunContext, cfg Config) error {
 		{PlotTrain, func() error { return trainPlot(vs, filepath.Join(rc.OutDir, PlotTrain)) }},
 		{CSVFile, func() error { return writeCSV(filepath.Join(rc.OutDir, CSVFile), rs) }},
 		{ArrowFile, func() error { return writeArrow(filepath.Join(rc.OutDir, ArrowFile), rs) }},
+		{"the tidy tables", func() error { return WriteTidyTables(filepath.Join(rc.OutDir, "results"), tidySet(cfg, vs)) }},
 	} {
 		if err := step.fn(); err != nil {
 			return fmt.Errorf("report: %s: %w", step.what, err)

@@ -46,6 +46,9 @@ func render(cfg Config, pts []pointSummary, plots []studyPlot) string {
 	} else {
 		p("Intervals: one training seed, so each interval is the %.0f%% window bootstrap interval of that one model; training noise is not covered (set `seeds`).\n\n", 100*stats.Confidence)
 	}
+	d := plotDir(cfg.Name)
+	p("Every value behind this study, one per row with its point, in long format: [`%s/tidy.csv`](%s/tidy.csv) (and `.parquet`), "+
+		"the training curves in [`%s/train_curves.csv`](%s/train_curves.csv) (columns in docs/interop.md).\n\n", d, d, d, d)
 	for a, ax := range cfg.Axes {
 		p("## Ratio against `%s`\n\n", ax.Key)
 		for _, pl := range plots {

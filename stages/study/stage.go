@@ -15,6 +15,7 @@ import (
 	"routebench/modelspec"
 	"routebench/pipeline"
 	"routebench/stages/evaluate"
+	"routebench/stages/report"
 )
 
 // Kind is the stage kind and name.
@@ -36,6 +37,9 @@ type Config struct {
 	Axes    []Axis          `json:"axes"`
 	Points  []Point         `json:"points"` // the cartesian product, first axis slowest
 	Seeds   []uint64        `json:"seeds"`  // the training seeds every point has
+	// Commit is the source revision (git describe), the tidy tables'
+	// commit column, as report.Config's.
+	Commit string `json:"commit,omitempty"`
 }
 
 // Axis is one axis of the sweep.
@@ -150,6 +154,21 @@ func run(rc *pipeline.RunContext, cfg Config) error {
 	if err != nil {
 		return err
 	}
+	if err := report.WriteTidyTables(filepath.Join(rc.OutDir, plotDir(cfg.Name)), tidySet(cfg, data)); err != nil {
+		return fmt.Errorf("study %s: %w", cfg.Name, err)
+	}
 	md := render(cfg, pts, plots)
 	return os.WriteFile(filepath.Join(rc.OutDir, File(cfg.Name)), []byte(md), 0o644)
+}
+
+// tidySet is every run of every point for the tidy tables, each labelled
+// with its point (results/study-<name>/tidy.csv, train_curves.csv).
+func tidySet(cfg Config, data [][]runData) report.TidySet {
+	set := report.TidySet{Commit: cfg.Commit, Sweep: true}
+	for i, p := range cfg.Points {
+		for _, d := range data[i] {
+			set.Runs = append(set.Runs, report.TidyRun{Point: p.Label, Variant: d.Variant, Seed: d.Seed, Train: d.train, Eval: d.eval})
+		}
+	}
+	return set
 }
