@@ -112,6 +112,7 @@ func build(p Profile) (*pipeline.Plan, []runStages, error) {
 	for _, c := range corpora {
 		rep.EvalCorpora = append(rep.EvalCorpora, c.Name)
 	}
+	rep.TrainSeed = p.Train.Seed
 	seeds := []uint64{p.Train.Seed}
 	if len(p.Seeds) > 0 && !slices.Equal(p.Seeds, seeds) {
 		seeds = p.Seeds

@@ -90,10 +90,14 @@ func atNote(l evaluate.LengthResult, want int) string {
 }
 
 // Claims judges the paper's claims on a profile's evaluation results (by
-// variant, one seed): the v1 rows, then the v2 rows (ClaimsV2); a claim
-// whose variants are missing is NOT TESTED.
+// variant, one seed): the v1 rows, then the v2 rows (ClaimsV2), then the
+// v3 rows (ClaimsV3, raw verdicts, without the exploratory label: the
+// seed is not known here); a claim whose variants are missing is NOT
+// TESTED.
 func Claims(ev map[string]*evaluate.Result) []Claim {
-	return append(ClaimsV1(ev), ClaimsV2([]map[string]*evaluate.Result{ev})...)
+	one := []map[string]*evaluate.Result{ev}
+	v3, _ := ClaimsV3(one, nil)
+	return append(append(ClaimsV1(ev), ClaimsV2(one)...), v3...)
 }
 
 // ClaimsV1 judges the v1 rows: the criteria as first registered, on the

@@ -25,7 +25,7 @@ func TestClaimSummaryRendersEveryCorpus(t *testing.T) {
 	}
 	g.corpusClaims = []corpusClaims{{corpus: "gutenberg", claims: cc}}
 	var b strings.Builder
-	renderClaims(&b, g)
+	renderClaims(&b, g, nil)
 	md := b.String()
 	if !strings.Contains(md, "| claim | v1 | v2 | v2 on gutenberg | v2 effect [95%] vs edge | ratios | seeds alone (v2) | power |") {
 		t.Fatalf("summary header missing or without the corpus column:\n%s", md)

@@ -40,7 +40,7 @@ func render(rc *pipeline.RunContext, cfg Config, vs []*variantData, g seedGroups
 	if T == 0 {
 		p("## Perplexity ratio PPL(L) / PPL(T)\n\nNo evaluation results in this profile.\n\n")
 	} else {
-		renderClaims(&b, g)
+		renderClaims(&b, g, cfg.trainingSeeds())
 		p("## Perplexity ratio PPL(L) / PPL(T)\n\n")
 		p("![PPL ratio vs length](%s)\n\n", PlotRatio)
 		renderMainTable(&b, g.combined, T, g.seeds, cfg.SeedVariants)
@@ -271,8 +271,10 @@ func seedList(seeds []uint64) string {
 	return strings.Join(s, ", ")
 }
 
-func renderClaims(b *strings.Builder, g seedGroups) {
+func renderClaims(b *strings.Builder, g seedGroups, seeds []uint64) {
 	b.WriteString("## Claims\n\n")
+	renderV3(b, g, seeds)
+	b.WriteString("### Claims v1 and v2 (earlier registrations, kept beside v3)\n\n")
 	renderClaimSummary(b, g)
 	b.WriteString("### Claims v1 (the criteria as first registered, on the paper's ratio)\n\n")
 	if len(g.seeds) > 1 {

@@ -31,6 +31,9 @@ type Config struct {
 	// named by the variant alone (and the config unchanged).
 	Seeds       []uint64 `json:"seeds,omitempty"`
 	DefaultSeed uint64   `json:"default_seed,omitempty"`
+	// TrainSeed is train.seed, the one seed of a one-seed profile: the v3
+	// claims label a run on a seed used for design choices exploratory.
+	TrainSeed uint64 `json:"train_seed,omitempty"`
 	// SeedVariants are the variants trained at every seed when the profile
 	// trains the others once, at the first seed (planner.Profile's field);
 	// empty: every variant at every seed. The report reads the runs that
@@ -263,6 +266,8 @@ type seedGroups struct {
 	combined []*variantData
 	perSeed  []map[string]*evaluate.Result
 	claims   []Claim // ClaimsOverSeeds
+	v3       []Claim // ClaimsV3
+	v3dec    []V3
 	// corpusClaims are the claims judged on each evaluation corpus's
 	// results (ClaimsOverSeeds), in Config.EvalCorpora's order.
 	corpusClaims []corpusClaims
@@ -271,6 +276,14 @@ type seedGroups struct {
 type corpusClaims struct {
 	corpus string
 	claims []Claim
+}
+
+// trainingSeeds are the seeds the runs were trained at.
+func (c Config) trainingSeeds() []uint64 {
+	if len(c.Seeds) > 0 {
+		return c.Seeds
+	}
+	return []uint64{c.TrainSeed}
 }
 
 func groupSeeds(cfg Config, vs []*variantData) (seedGroups, error) {
@@ -306,6 +319,7 @@ func groupSeeds(cfg Config, vs []*variantData) (seedGroups, error) {
 	if g.claims, err = ClaimsOverSeeds(g.perSeed, g.seeds); err != nil {
 		return g, err
 	}
+	g.v3, g.v3dec = ClaimsV3(g.perSeed, cfg.trainingSeeds())
 	for _, c := range cfg.EvalCorpora {
 		per := make([]map[string]*evaluate.Result, n)
 		for i := range per {

@@ -1,0 +1,337 @@
+package report
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	"routebench/stages/evaluate"
+	"routebench/stats"
+	"routebench/stats/decide"
+)
+
+// Claims v3 (issue 38), pre-registered in docs/statistics.md before the
+// run that judges them: every interval is a t interval whose coverage
+// stats/coverage_test.go checks; the multi-seed claims read the crossed
+// seeds x windows interval (stats.CrossedT), which covers a new seed and a
+// new text window; each claim has a p-value (decide.EdgeP, p < 0.05
+// exactly when its interval clears its edge; a two-part claim the larger
+// p), the family is adjusted by Holm, and each claim's power at its design
+// is simulated (decide.Power). The v2 and v1 rows stay beside them.
+
+// V3Suffix marks a v3 claim's ID.
+const V3Suffix = "-v3"
+
+// exploratorySeeds are seeds some design choice was made on (the pilot
+// and the runs before claims v3): a v3 verdict on any of them is
+// exploratory, not confirmatory (docs/statistics.md).
+var exploratorySeeds = []uint64{1, 2, 3, 11, 12, 13, 14, 15}
+
+// Exploratory reports whether seeds include one used for a design choice.
+func Exploratory(seeds []uint64) bool {
+	for _, s := range seeds {
+		if slices.Contains(exploratorySeeds, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// v3Part is one interval a v3 claim reads: its per-(seed, window) log
+// values, the estimate, the edge and the side the claim puts it on.
+type v3Part struct {
+	what  string
+	y     [][]float64
+	est   stats.Estimate
+	edge  float64 // log scale
+	side  decide.Side
+	p     float64
+	ratio bool // shown as exp(.)
+}
+
+func newPart(what string, y [][]float64, edge float64, side decide.Side, ratio bool) v3Part {
+	p := v3Part{what: what, y: y, edge: edge, side: side, ratio: ratio}
+	p.est = stats.CrossedT(y)
+	p.p = decide.EdgeP(p.est, edge, side)
+	return p
+}
+
+func (p v3Part) String() string {
+	iv, edge := p.est.Interval(), p.edge
+	if p.ratio {
+		iv, edge = p.est.Exp(), math.Exp(p.edge)
+	}
+	rel := map[decide.Side]string{decide.Below: "<", decide.Above: ">"}[p.side]
+	if p.ratio {
+		return fmt.Sprintf("%s %s (%s, df %.1f) %s %.2f, p %s", p.what, iv, p.est.Covers, p.est.DF, rel, edge, pString(p.p))
+	}
+	return fmt.Sprintf("%s %.4f [%.4f, %.4f] (%s, df %.1f) %s %.2f, p %s", p.what, iv.Value, iv.Lo, iv.Hi, p.est.Covers, p.est.DF, rel, edge, pString(p.p))
+}
+
+func pString(p float64) string {
+	switch {
+	case math.IsNaN(p):
+		return "-"
+	case p < 0.001:
+		return "<0.001"
+	}
+	return fmt.Sprintf("%.3f", p)
+}
+
+// V3 is a v3 claim's decision beside its Claim row.
+type V3 struct {
+	P, PHolm float64
+	Holm     string // the Holm-adjusted verdict
+	Covers   string
+	Power    float64 // at the design, for the decisive part
+	Need     string  // seeds (or windows) for 80% power
+}
+
+// v3Judge reads seed-by-variant results.
+type v3Judge struct{ perSeed []map[string]*evaluate.Result }
+
+// table is variant values per (seed, window) at multiplier m (0: the
+// longest), over the seeds every variant in vs shares, and how many seeds.
+func (j v3Judge) table(vs []string, m int, f func(rs []*evaluate.Result, k int) ([]float64, error)) ([][]float64, error) {
+	idx := seedsWith(j.perSeed, vs...)
+	if len(idx) == 0 {
+		return nil, fmt.Errorf("no seed has %s", strings.Join(vs, " and "))
+	}
+	var y [][]float64
+	for _, i := range idx {
+		var rs []*evaluate.Result
+		for _, v := range vs {
+			rs = append(rs, j.perSeed[i][v])
+		}
+		k := lengthIndex(rs[0], m)
+		if k < 0 {
+			return nil, fmt.Errorf("%s has no length at or below %dT", vs[0], m)
+		}
+		row, err := f(rs, k)
+		if err != nil {
+			return nil, err
+		}
+		if len(y) > 0 && len(row) != len(y[0]) {
+			return nil, fmt.Errorf("%s: seeds scored %d and %d windows; the crossed interval needs the same windows at every seed", strings.Join(vs, ", "), len(y[0]), len(row))
+		}
+		y = append(y, row)
+	}
+	return y, nil
+}
+
+// prefixRow is a variant's log prefix ratio per window at length k.
+func prefixRow(rs []*evaluate.Result, k int) ([]float64, error) {
+	l := rs[0].Lengths[k]
+	if len(l.PrefixLoss) == 0 {
+		return nil, errFormat1(rs[0].Variant)
+	}
+	return stats.Differences(l.WindowLoss, l.PrefixLoss)
+}
+
+// pairedRow is A's log prefix ratio minus B's per window at length k.
+func pairedRow(rs []*evaluate.Result, k int) ([]float64, error) {
+	a, err := prefixRow(rs[:1], k)
+	if err != nil {
+		return nil, err
+	}
+	if rs[1].Lengths[k].L != rs[0].Lengths[k].L {
+		return nil, fmt.Errorf("%s and %s have different lengths", rs[0].Variant, rs[1].Variant)
+	}
+	b, err := prefixRow(rs[1:], k)
+	if err != nil {
+		return nil, err
+	}
+	return stats.Differences(a, b)
+}
+
+// lossRow is A's window loss minus B's at length k (the same windows).
+func lossRow(rs []*evaluate.Result, k int) ([]float64, error) {
+	return stats.Differences(rs[0].Lengths[k].WindowLoss, rs[1].Lengths[k].WindowLoss)
+}
+
+// ClaimsV3 judges the v3 claims over perSeed (seed i's results by
+// variant; seeds their training seeds, for the exploratory label).
+func ClaimsV3(perSeed []map[string]*evaluate.Result, seeds []uint64) ([]Claim, []V3) {
+	j := v3Judge{perSeed}
+	flat := math.Log(flatLimitV2)
+	type spec struct {
+		id, claim, criterion string
+		parts                func() ([]v3Part, error)
+	}
+	// one is a one-interval part at multiplier m (0: the longest), named
+	// what at the length it was read at (a profile may stop short of 16T).
+	one := func(what string, vs []string, m int, f func([]*evaluate.Result, int) ([]float64, error), edge float64, side decide.Side) (v3Part, error) {
+		y, err := j.table(vs, m, f)
+		if err != nil {
+			return v3Part{}, err
+		}
+		r := j.perSeed[seedsWith(j.perSeed, vs...)[0]][vs[0]]
+		return newPart(fmt.Sprintf("%s at %dT", what, r.Lengths[lengthIndex(r, m)].Multiplier), y, edge, side, true), nil
+	}
+	specs := []spec{
+		{"accumulated-beats-rope", "accumulated transformations extrapolate better than RoPE (C1)",
+			"at 16T, random-qk's prefix ratio over rope's (paired per seed and window): upper end < 1",
+			func() ([]v3Part, error) {
+				p, err := one("random-qk / rope", []string{"random-qk", "rope"}, 16, pairedRow, 0, decide.Below)
+				return []v3Part{p}, err
+			}},
+		{"value-transport", "transporting the values too (random-qkv) extrapolates better than Q/K only (C2)",
+			"at 128T, random-qkv's prefix ratio over random-qk's (paired): upper end < 1",
+			func() ([]v3Part, error) {
+				p, err := one("random-qkv / random-qk", []string{"random-qkv", "random-qk"}, 0, pairedRow, 0, decide.Below)
+				return []v3Part{p}, err
+			}},
+		{"alibi-flat", "ALiBi stays flat far beyond the training length",
+			"ALiBi's prefix ratio at 128T: upper end <= 1.10",
+			func() ([]v3Part, error) {
+				p, err := one("alibi", []string{"alibi"}, 0, prefixRow, flat, decide.Below)
+				return []v3Part{p}, err
+			}},
+		{"rotation-only-degrades", "rotation-only attention eventually degrades, as its far mass grows more than ALiBi's",
+			"random-qk's prefix ratio at 128T: lower end > 1; and its far-mass growth beyond T from 2T to 128T minus ALiBi's, t over seeds: lower end > 0",
+			func() ([]v3Part, error) {
+				p, err := one("random-qk", []string{"random-qk"}, 0, prefixRow, 0, decide.Above)
+				if err != nil {
+					return nil, err
+				}
+				y, err := j.table([]string{"random-qk", "alibi"}, 0, func(rs []*evaluate.Result, _ int) ([]float64, error) {
+					gq, _, _, okq := farGrowth(rs[:1])
+					ga, _, _, oka := farGrowth(rs[1:])
+					if !okq || !oka {
+						return nil, fmt.Errorf("no far mass beyond T at 2T and the longest length")
+					}
+					return []float64{gq - ga}, nil
+				})
+				if err != nil {
+					return nil, err
+				}
+				return []v3Part{p, newPart("far-mass growth random-qk - alibi", y, 0, decide.Above, false)}, nil
+			}},
+		{"learned-flat", "a learned token-dependent rotation keeps train-length perplexity far beyond T",
+			"learned-qk's and learned-qkv's prefix ratios at 16T and at 128T: all four upper ends <= 1.10",
+			func() ([]v3Part, error) {
+				var ps []v3Part
+				for _, v := range []string{"learned-qk", "learned-qkv"} {
+					for _, m := range []int{16, 0} {
+						p, err := one(v, []string{v}, m, prefixRow, flat, decide.Below)
+						if err != nil {
+							return nil, err
+						}
+						ps = append(ps, p)
+					}
+				}
+				return ps, nil
+			}},
+		{"rotation-far-mass-control", "rotation plus an explicit far-mass control (random-qkv-alibi) stays flat while keeping the rotation's PPL at T",
+			"random-qkv-alibi's prefix ratio at 128T: upper end <= 1.10; and its PPL at T over random-qkv's (paired on the T windows): upper end <= 1.03",
+			func() ([]v3Part, error) { return j.control("random-qkv-alibi", "random-qkv") }},
+		{"path-far-mass-control", "PaTH plus FoX's forgetting gate (path-fox) stays flat while keeping PaTH's PPL at T",
+			"path-fox's prefix ratio at 128T: upper end <= 1.10; and its PPL at T over path's (paired on the T windows): upper end <= 1.03",
+			func() ([]v3Part, error) { return j.control("path-fox", "path") }},
+	}
+	exp := Exploratory(seeds)
+	claims := make([]Claim, len(specs))
+	dec := make([]V3, len(specs))
+	ps := make([]float64, len(specs))
+	decisive := make([]v3Part, len(specs))
+	for k, s := range specs {
+		c := Claim{ID: s.id + V3Suffix, Claim: s.claim, Criterion: s.criterion, Version: "v3"}
+		parts, err := s.parts()
+		ps[k] = math.NaN()
+		if err != nil {
+			c.Verdict, c.Evidence = "NOT TESTED", err.Error()
+			claims[k] = c
+			continue
+		}
+		var ev []string
+		worst := 0
+		for i, p := range parts {
+			ev = append(ev, p.String())
+			if math.IsNaN(p.p) || p.p > parts[worst].p {
+				worst = i
+			}
+		}
+		ps[k], decisive[k] = parts[worst].p, parts[worst]
+		c.Evidence = strings.Join(ev, "; ")
+		iv := parts[worst].est.Interval()
+		if parts[worst].ratio {
+			iv = parts[worst].est.Exp()
+			c.Threshold = math.Exp(parts[worst].edge)
+		} else {
+			c.Threshold = parts[worst].edge
+		}
+		c.Effect = &iv
+		switch {
+		case math.IsNaN(ps[k]):
+			c.Verdict = "NOT TESTED"
+			c.Evidence += " (one window or one seed: no interval)"
+		default:
+			c.Verdict = verdict(ps[k] < decide.Alpha)
+		}
+		if exp && c.Verdict != "NOT TESTED" {
+			c.Verdict += " (exploratory)"
+		}
+		claims[k] = c
+		dec[k].Covers = parts[worst].est.Covers
+	}
+	adj := decide.Holm(ps)
+	for k := range specs {
+		dec[k].P, dec[k].PHolm = ps[k], adj[k]
+		if math.IsNaN(ps[k]) {
+			dec[k].Holm, dec[k].Power = "NOT TESTED", math.NaN()
+			continue
+		}
+		dec[k].Holm = verdict(adj[k] < decide.Alpha)
+		if exp {
+			dec[k].Holm += " (exploratory)"
+		}
+		dec[k].Power, dec[k].Need = designPower(decisive[k], uint64(k))
+	}
+	return claims, dec
+}
+
+// control is a far-mass control's two parts: the controlled variant flat
+// at 128T, and its PPL at T paired against the base's on the T windows.
+func (j v3Judge) control(controlled, base string) ([]v3Part, error) {
+	y, err := j.table([]string{controlled}, 0, prefixRow)
+	if err != nil {
+		return nil, err
+	}
+	r := j.perSeed[seedsWith(j.perSeed, controlled)[0]][controlled]
+	flat := newPart(fmt.Sprintf("%s at %dT", controlled, Longest(r).Multiplier), y, math.Log(flatLimitV2), decide.Below, true)
+	y, err = j.table([]string{controlled, base}, 1, lossRow)
+	if err != nil {
+		return nil, err
+	}
+	keep := newPart(fmt.Sprintf("PPL at T, %s / %s", controlled, base), y, math.Log(1+keepPPLTolerance), decide.Below, true)
+	return []v3Part{flat, keep}, nil
+}
+
+// designPower is the decisive part's power at its own design, if its
+// measured mean and variance components held (decide.Power, averaged over
+// the components' uncertainty), and the seeds (several seeds) or windows
+// (one seed) that would give 80%.
+func designPower(p v3Part, seed uint64) (float64, string) {
+	c, _, ok := stats.NewCrossed(p.y)
+	if !ok {
+		return math.NaN(), "-"
+	}
+	comp := decide.ComponentsOf(c)
+	pw := decide.Power(p.est.Mean, comp, c.S, c.W, p.edge, p.side, decide.PowerSims, seed)
+	const most = 64
+	switch {
+	case c.S > 1 && c.W > 1, c.W == 1:
+		n := decide.SeedsFor(p.est.Mean, comp, c.W, p.edge, p.side, most, seed)
+		if n > most {
+			return pw, fmt.Sprintf("> %d seeds", most)
+		}
+		return pw, fmt.Sprintf("%d seeds", n)
+	default:
+		n := decide.WindowsFor(p.est.Mean, comp, 1, p.edge, p.side, 4096, seed)
+		if n > 4096 {
+			return pw, "> 4096 windows"
+		}
+		return pw, fmt.Sprintf("%d windows", n)
+	}
+}
