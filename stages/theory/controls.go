@@ -30,6 +30,11 @@ func controlDim(mc MixingConfig) int {
 	return 16
 }
 
+// controlQueries is the queries per context of a mixing control: a quarter
+// of the families', since the controls fail by far more than the band (over
+// a hundred SE at the cpu profile's sizes).
+func controlQueries(q int) int { return max(q/4, min(q, 64)) }
+
 // mixingControls returns check 1's controls:
 //   - angles 0 or pi with probability 1/2: ||E[M]|| = 0 (a gap) yet the
 //     products stay on the sign subgroup and never reach the torus; the mean

@@ -26,8 +26,7 @@ type MixingResult struct {
 	MaxRoute    int            `json:"max_route"`
 	Threshold   float64        `json:"threshold"`
 	StepSamples int            `json:"step_samples"`
-	Z           float64        `json:"z"`      // simultaneous band for the curves
-	ZPair       float64        `json:"z_pair"` // simultaneous band for context-vs-context differences
+	Z           float64        `json:"z"` // simultaneous band for the curves
 	Families    []MixingFamily `json:"families"`
 	OpNormGrid  []int          `json:"op_norm_grid"`
 	Criteria    []Criterion    `json:"criteria"`
@@ -179,13 +178,17 @@ func planMixingWith(cfg Config, ctrl []mixControl) *mixPlan {
 			// enough sequences are drawn to hold exactly Queries queries.
 			plan := newRNG(cfg.Seed, streamMixing, uint64(fi), uint64(L), 0x91A)
 			var seqs []mixSeq
-			for total := 0; total < mc.Queries; {
+			queries := mc.Queries
+			if fi >= len(mc.Families) {
+				queries = controlQueries(mc.Queries)
+			}
+			for total := 0; total < queries; {
 				off := plan.IntN(spacing)
 				q := 0
 				if mc.MaxRoute+off <= L {
 					q = (L-mc.MaxRoute-off)/spacing + 1
 				}
-				q = min(q, mc.Queries-total)
+				q = min(q, queries-total)
 				if q == 0 {
 					continue
 				}
@@ -380,7 +383,6 @@ func (p *mixPlan) finish() *MixingResult {
 		OpNormGrid: p.grid, Contexts: mc.Contexts, FarFrom: farRouteStart(mc.MaxRoute),
 		// Identity tests: every family, context and route length at once.
 		Z:              bonferroniZ(p.cfg.Alpha, nf*nl*(mc.MaxRoute+1)),
-		ZPair:          bonferroniZ(p.cfg.Alpha, nf*max(1, nl*(nl-1)/2)),
 		ZEmp:           bonferroniZ(p.cfg.Alpha, nEmp),
 		EmpiricalTests: nEmp,
 	}
