@@ -24,7 +24,7 @@ func requireControls(t *testing.T, cs []Control, want int) {
 
 func TestMixingControlsFail(t *testing.T) {
 	cfg := smallMixing(StepFamily{Name: "so2", Kind: "so2", Dim: 16, Angle: "gaussian", Scale: 0.6})
-	cfg.Mixing.Queries = 512 // enough that the 0-or-pi law's zero mean is seen as zero
+	cfg.Mixing.Queries = 2048 // controls get a quarter: enough that the 0-or-pi law's zero mean is seen as zero
 	r := runMixing(t, cfg, nil)
 	if !r.Pass {
 		t.Fatalf("a mixing law with its controls failing should pass: %+v %+v", r.Families[0].Criteria, r.Controls)

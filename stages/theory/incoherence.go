@@ -84,7 +84,7 @@ type incoPlan struct {
 
 // incoSubset is how many samples the Householder run and the b = 0 control
 // use: each costs as much per sample as the SO(2) run itself.
-func incoSubset(ic IncoherenceConfig) int { return min(ic.Samples, 32) }
+func incoSubset(ic IncoherenceConfig) int { return min(ic.Samples, 16) }
 
 func planIncoherence(cfg Config) *incoPlan {
 	ic := cfg.Incoherence

@@ -81,8 +81,8 @@ func markdown(s *Summary) string {
 // per family) into one line with the count that held.
 func compactIdentities(list []Criterion, prefixed bool) []string {
 	type agg struct {
-		n, ok int
-		fail  string
+		n, ok        int
+		fail, detail string
 	}
 	var order []string
 	m := map[string]*agg{}
@@ -98,6 +98,7 @@ func compactIdentities(list []Criterion, prefixed bool) []string {
 			order = append(order, name)
 		}
 		a.n++
+		a.detail = c.Detail
 		if c.Pass {
 			a.ok++
 		} else if a.fail == "" {
@@ -110,6 +111,8 @@ func compactIdentities(list []Criterion, prefixed bool) []string {
 		line := fmt.Sprintf("%s %s (%d/%d hold)", verdict(a.ok == a.n), name, a.ok, a.n)
 		if a.fail != "" {
 			line += "; first failure: " + a.fail
+		} else if a.n == 1 {
+			line += ": " + a.detail
 		}
 		out = append(out, line)
 	}
