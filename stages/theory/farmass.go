@@ -62,6 +62,12 @@ type FarMassRow struct {
 	// M/(M + K e^Delta) at M_max.
 	TailLog   float64 `json:"tail_log_ratio"`
 	TailLogSE float64 `json:"tail_log_ratio_se"`
+	// RoPE is the mean rho_D with RoPE-like logits (the same content turned
+	// by the fixed rotation, block b by 10000^(-b/m) per token), and RoPEZ
+	// the paired z of RoPE minus transported rho_D: reported, not judged
+	// (the far-mass theorem says nothing about RoPE against transport).
+	RoPE  []float64 `json:"rope,omitempty"`
+	RoPEZ []float64 `json:"rope_minus_transported_z,omitempty"`
 }
 
 // FarMassALiBi is one (slope, K, lambda) triple with the distance penalty.
@@ -81,6 +87,7 @@ type farPlan struct {
 	// per sample: [k][lambda][m] without bias, [slope][k][lambda][m] with.
 	plain [][]float64
 	alibi [][]float64
+	rope  [][]float64 // per sample: [k][lambda][m] with RoPE-like logits
 	// per sample and (k, lambda): log mean e^l over the near sources, over
 	// the M_max far sources, and under the torus limit.
 	near, tail, limit [][]float64
@@ -102,7 +109,7 @@ func planFarMass(cfg Config) *farPlan {
 	fc := cfg.FarMass
 	nc := ctlSamples(fc)
 	p := &farPlan{cfg: cfg, bound: farMassBound, sigma: fc.Sigma, ctlSigma: noTransportSigma,
-		plain: make([][]float64, fc.Samples), alibi: make([][]float64, fc.Samples),
+		plain: make([][]float64, fc.Samples), alibi: make([][]float64, fc.Samples), rope: make([][]float64, fc.Samples),
 		near: make([][]float64, fc.Samples), tail: make([][]float64, fc.Samples), limit: make([][]float64, fc.Samples),
 		ctlPlain: make([][]float64, nc), ctlNear: make([][]float64, nc), ctlTail: make([][]float64, nc), ctlLimit: make([][]float64, nc)}
 	start := 0
@@ -118,7 +125,7 @@ func planFarMass(cfg Config) *farPlan {
 						return ctx.Err()
 					}
 					fs := farMassSample(fc, p.sigma, true, newRNG(cfg.Seed, streamFarMass, uint64(i)))
-					p.plain[i], p.alibi[i], p.near[i], p.tail[i], p.limit[i] = fs.plain, fs.alibi, fs.near, fs.tail, fs.limit
+					p.plain[i], p.alibi[i], p.near[i], p.tail[i], p.limit[i], p.rope[i] = fs.plain, fs.alibi, fs.near, fs.tail, fs.limit, fs.rope
 				}
 				return nil
 			},
@@ -167,6 +174,7 @@ func transportCorr(rng *rand.Rand, d, n int, sigma float64) (c, w []float64) {
 // slope for ALiBi), in farMassSample's loop order.
 type farSample struct {
 	plain, alibi      []float64 // rho_D per far count
+	rope              []float64 // rho_D per far count with RoPE-like logits
 	near, tail, limit []float64 // log mean e^logit: near sources, all M_max far sources, torus limit
 }
 
@@ -185,12 +193,43 @@ func farMassSample(fc FarMassConfig, sigma float64, withALiBi bool, rng *rand.Ra
 	if !withALiBi {
 		return out
 	}
+	cr := ropeCorr(w, kmax+mmax)
+	for _, k := range fc.Near {
+		for _, lam := range fc.Lambdas {
+			out.rope = append(out.rope, farMassCurve(cr, k, fc.FarCounts, func(n int, x float64) float64 { return lam * x })...)
+		}
+	}
 	for _, slope := range fc.ALiBiSlopes {
 		for _, k := range fc.Near {
 			for _, lam := range fc.Lambdas {
 				out.alibi = append(out.alibi, farMassCurve(c, k, fc.FarCounts, func(n int, x float64) float64 { return lam*x - slope*float64(n) })...)
 			}
 		}
+	}
+	return out
+}
+
+// ropeCorr is u^T R^n u = sum_b w_b cos(n theta_b) for n = 1..n, RoPE's
+// fixed rotation with theta_b = ropeBase^(-b/m), by the angle-addition
+// recurrence (rounding grows like n * 1e-16, far below what matters here).
+func ropeCorr(w []float64, n int) []float64 {
+	m := len(w)
+	c := make([]float64, m)
+	sn := make([]float64, m)
+	dc := make([]float64, m)
+	ds := make([]float64, m)
+	for b := range w {
+		c[b] = 1
+		ds[b], dc[b] = math.Sincos(math.Pow(ropeBase, -float64(b)/float64(m)))
+	}
+	out := make([]float64, n)
+	for k := 0; k < n; k++ {
+		var x float64
+		for b := range w {
+			c[b], sn[b] = c[b]*dc[b]-sn[b]*ds[b], sn[b]*dc[b]+c[b]*ds[b]
+			x += w[b] * c[b]
+		}
+		out[k] = x
 	}
 	return out
 }
@@ -281,6 +320,18 @@ func (p *farPlan) finish() (*FarMassResult, error) {
 		return nil, err
 	}
 	res.Rows = rows
+	for ri := range res.Rows {
+		r := &res.Rows[ri]
+		for mi := range fc.FarCounts {
+			var ro, diff moments
+			for s := range p.rope {
+				ro.add(p.rope[s][ri*nm+mi])
+				diff.add(p.rope[s][ri*nm+mi] - p.plain[s][ri*nm+mi])
+			}
+			r.RoPE = append(r.RoPE, ro.mean())
+			r.RoPEZ = append(r.RoPEZ, finiteOr0(diff.mean()/diff.se()))
+		}
+	}
 
 	cr.empirical(critALiBi, "with a distance penalty the far mass at the largest M is significantly below rotation-only's (paired by sample)")
 	idx := 0

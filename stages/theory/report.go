@@ -249,6 +249,22 @@ func mdFarMass(w func(string, ...any), r *FarMassResult) {
 		}
 		w(" |\n")
 	}
+	w("\nRoPE-like logits (the same content under RoPE's fixed rotation), reported, not judged: mean rho_D (paired z of RoPE minus transported; positive: transport lowers far mass more).\n\n| K | lambda")
+	for _, m := range r.FarCounts {
+		w(" | M=%d", m)
+	}
+	w(" |\n|---|---")
+	for range r.FarCounts {
+		w("|---")
+	}
+	w("|\n")
+	for _, row := range r.Rows {
+		w("| %d | %g", row.K, row.Lambda)
+		for i := range row.RoPE {
+			w(" | %.4g (%+.1f)", row.RoPE[i], row.RoPEZ[i])
+		}
+		w(" |\n")
+	}
 	w("\nThe lower bound M/(M + K e^{2 lambda}) per cell is in theory.json (an identity: any logits in [-lambda, lambda] satisfy it).\n")
 	if len(r.ALiBi) > 0 {
 		w("\nWith an ALiBi penalty -slope * distance: mean rho_D, and the M-independent upper bound:\n\n| slope | K | lambda")
