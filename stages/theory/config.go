@@ -18,6 +18,7 @@ type Config struct {
 	Concentration ConcentrationConfig `json:"concentration"`
 	FarMass       FarMassConfig       `json:"far_mass"`
 	Incoherence   IncoherenceConfig   `json:"incoherence"`
+	Path          PathConfig          `json:"path"`
 }
 
 // StepFamily is one distribution of per-token steps M_t.
@@ -32,6 +33,9 @@ type StepFamily struct {
 	Angle string  `json:"angle,omitempty"` // so2 only: "gaussian" or "uniform"
 	Scale float64 `json:"scale,omitempty"` // so2: angle sd or half-width; expskew: sigma
 	Drift float64 `json:"drift,omitempty"` // so2 only: mean angle per token (RoPE-like drift)
+	// Shrink, set only by the position-dependent control (controls.go), makes
+	// the angle sd at token t Scale/sqrt(1 + t/Shrink).
+	Shrink float64 `json:"shrink,omitempty"`
 }
 
 // MixingConfig sizes check 1.
@@ -114,6 +118,7 @@ func SmokeConfig() Config {
 			Dim: 16, Sigma: 0.5, Background: 1, Noise: 0.25, Gap: 16,
 			FarCounts: []int{16, 256, 4096}, Samples: 64, Chunks: 2,
 		},
+		Path: PathConfig{Dim: 8, Betas: []float64{0.5, 1.2, 2}, Samples: 256, MaxRoute: 256, Chunks: 2},
 	}
 }
 
@@ -139,6 +144,9 @@ func CPUConfig() Config {
 			Dim: 64, Sigma: 0.5, Background: 1, Noise: 0.125, Gap: 64,
 			FarCounts: []int{16, 64, 256, 1024, 4096, 16384, 65536}, Samples: 96, Chunks: 8,
 		},
+		// d = 16 as the Householder mixing family; beta 1.2 is in the range
+		// the trained path models measure (1.06-1.29).
+		Path: PathConfig{Dim: 16, Betas: []float64{0.5, 1, 1.2, 1.5, 2}, Samples: 2048, MaxRoute: 1024, Chunks: 4},
 	}
 }
 
@@ -258,7 +266,9 @@ func (c Config) Validate() error {
 	v := c.Incoherence
 	evenDim("incoherence.dim", v.Dim, bad)
 	positiveF("incoherence.sigma", v.Sigma)
-	positiveF("incoherence.background", v.Background)
+	if !(v.Background >= 0) || math.IsInf(v.Background, 0) {
+		bad("incoherence.background", "%v must be >= 0 (0 is the control the stage runs itself)", v.Background)
+	}
 	if !(v.Noise >= 0) || math.IsInf(v.Noise, 0) {
 		bad("incoherence.noise", "%v must be >= 0", v.Noise)
 	}
@@ -270,6 +280,24 @@ func (c Config) Validate() error {
 		bad("incoherence.samples", "%d is too few for a standard error (use >= 4)", v.Samples)
 	}
 	positive("incoherence.chunks", v.Chunks)
+
+	pc := c.Path
+	if pc.Dim < 2 {
+		bad("path.dim", "%d must be >= 2", pc.Dim)
+	}
+	if len(pc.Betas) == 0 {
+		bad("path.betas", "is empty (use 0.5, 1, 1.2, 1.5, 2)")
+	}
+	for _, b := range pc.Betas {
+		if !(b > 0 && b <= 2) {
+			bad("path.betas", "beta=%v is not in (0, 2] (PaTH's steps I - beta w w^T)", b)
+		}
+	}
+	if pc.Samples < 4 {
+		bad("path.samples", "%d is too few for a standard error (use >= 4)", pc.Samples)
+	}
+	positive("path.max_route", pc.MaxRoute)
+	positive("path.chunks", pc.Chunks)
 	return errors.Join(errs...)
 }
 
@@ -306,6 +334,9 @@ func (f StepFamily) validate() error {
 	}
 	if (f.Kind == "so2" || f.Kind == "expskew") && f.Scale == 0 {
 		return fmt.Errorf("family %q: scale=0 gives identity steps; use kind \"identity\" for that control", f.Name)
+	}
+	if f.Shrink != 0 {
+		return fmt.Errorf("family %q: shrink=%v: a position-dependent law is the stage's own control, not a family (remove shrink)", f.Name, f.Shrink)
 	}
 	if math.IsNaN(f.Drift) || math.IsInf(f.Drift, 0) {
 		return fmt.Errorf("family %q: drift=%v is not finite", f.Name, f.Drift)

@@ -34,6 +34,10 @@ func TestValidateRejectsBadParameters(t *testing.T) {
 		{"threshold", func(c *Config) { c.Mixing.Threshold = 1.5 }, []string{"mixing.threshold", "1.5"}},
 		{"alpha", func(c *Config) { c.Alpha = 0 }, []string{"alpha"}},
 		{"unsorted far counts", func(c *Config) { c.Incoherence.FarCounts = []int{64, 16} }, []string{"incoherence.far_counts", "increasing"}},
+		{"negative background", func(c *Config) { c.Incoherence.Background = -1 }, []string{"incoherence.background", "-1"}},
+		{"path beta", func(c *Config) { c.Path.Betas = []float64{0.5, 2.5} }, []string{"path.betas", "beta=2.5", "(0, 2]"}},
+		{"path samples", func(c *Config) { c.Path.Samples = 2 }, []string{"path.samples", "2"}},
+		{"shrink as a family", func(c *Config) { c.Mixing.Families[0].Shrink = 64 }, []string{"mixing.families[0]", "shrink=64", "control"}},
 	}
 	for _, tc := range cases {
 		c := SmokeConfig()

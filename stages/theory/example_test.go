@@ -30,5 +30,6 @@ func ExampleRun() {
 	// concentration PASS
 	// farmass PASS
 	// incoherence PASS
+	// path PASS
 	// [concentration_tails.png farmass.png incoherence.png mixing_contexts.png mixing_opnorm.png theory.json theory.md]
 }

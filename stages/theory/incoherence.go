@@ -34,6 +34,23 @@ type IncoherenceResult struct {
 	SlopeTrans float64            `json:"slope_transported"`
 	Points     []IncoherencePoint `json:"points"`
 	Criteria   []Criterion        `json:"criteria"`
+	// The same far values transported by Householder reflections (a
+	// non-commuting family, E[H] = (1 - 2/d) I), on HHSamples samples.
+	HHSamples int                `json:"householder_samples"`
+	HHPhi     float64            `json:"householder_phi"`
+	HHSlope   float64            `json:"householder_slope"`
+	HH        []IncoherenceHH    `json:"householder"`
+	ZEmp      float64            `json:"z_empirical"`
+	Controls  []Control          `json:"controls"`
+	ZeroB     *IncoherenceResult `json:"zero_background_control,omitempty"`
+}
+
+// IncoherenceHH is the Householder-transported energy at one far count.
+type IncoherenceHH struct {
+	M      int     `json:"M"`
+	Energy float64 `json:"energy"`
+	SE     float64 `json:"energy_se"`
+	Exact  float64 `json:"energy_exact"`
 }
 
 // IncoherencePoint is one far count M.
@@ -42,7 +59,7 @@ type IncoherencePoint struct {
 	Plain        float64 `json:"energy_plain"` // mean |F|^2
 	PlainSE      float64 `json:"energy_plain_se"`
 	PlainExact   float64 `json:"energy_plain_exact"`
-	PlainOp      float64 `json:"cov_op_plain"` // ||E^[F F^T]||_op
+	PlainOp      float64 `json:"cov_op_plain"` // ||Cov F||_op, centred: E^[F F^T] - E^[F] E^[F]^T
 	Trans        float64 `json:"energy_transported"`
 	TransSE      float64 `json:"energy_transported_se"`
 	TransExact   float64 `json:"energy_transported_exact"`
@@ -54,6 +71,7 @@ type IncoherencePoint struct {
 type incoSample struct {
 	plain, trans []float64 // |F|^2 per M
 	fp, ft       [][]float64
+	hh           []float64 // |F|^2 per M with Householder transport (first HHSamples only)
 }
 
 type incoPlan struct {
@@ -61,11 +79,16 @@ type incoPlan struct {
 	jobs    []job
 	b       []float64
 	samples []incoSample
+	zeroB   []incoSample // the b = 0 control
 }
+
+// incoSubset is how many samples the Householder run and the b = 0 control
+// use: each costs as much per sample as the SO(2) run itself.
+func incoSubset(ic IncoherenceConfig) int { return min(ic.Samples, 16) }
 
 func planIncoherence(cfg Config) *incoPlan {
 	ic := cfg.Incoherence
-	p := &incoPlan{cfg: cfg, samples: make([]incoSample, ic.Samples)}
+	p := &incoPlan{cfg: cfg, samples: make([]incoSample, ic.Samples), zeroB: make([]incoSample, incoSubset(ic))}
 	// The background has equal norm in every 2-D block (random phases): the
 	// common component is spread over all frequencies, so no single block
 	// dominates and |F|^2 averages over d/2 independent phase walks.
@@ -88,12 +111,55 @@ func planIncoherence(cfg Config) *incoPlan {
 						return ctx.Err()
 					}
 					p.samples[i] = incoherenceSample(ic, p.b, newRNG(cfg.Seed, streamIncoherence, uint64(i)+1))
+					if i < len(p.zeroB) {
+						p.samples[i].hh = incoherenceHouseholder(ic, p.b, newRNG(cfg.Seed, streamIncoherence, uint64(i)+1, 0x44))
+					}
 				}
 				return nil
 			},
 		})
 	}
+	zero := make([]float64, ic.Dim)
+	p.jobs = append(p.jobs, job{
+		note: fmt.Sprintf("incoherence: b = 0 control, %d samples", len(p.zeroB)),
+		run: func(ctx context.Context) error {
+			for i := range p.zeroB {
+				if ctx.Err() != nil {
+					return ctx.Err()
+				}
+				p.zeroB[i] = incoherenceSample(ic, zero, newRNG(cfg.Seed, streamIncoherence, uint64(i)+1, 0xB0))
+			}
+			return nil
+		},
+	})
 	return p
+}
+
+// incoherenceHouseholder is |F|^2 per far count for F = sum_j P_j v_j with
+// P_j = H_1 ... H_j, H = I - 2 w w^T (w uniform): Horner from the farthest
+// value, O(d) per step, a fresh route per far count. The route from the
+// query to the far set is orthogonal and leaves |F| unchanged, so it is
+// omitted.
+func incoherenceHouseholder(ic IncoherenceConfig, b []float64, rng *rand.Rand) []float64 {
+	d := ic.Dim
+	acc := make([]float64, d)
+	w := make([]float64, d)
+	out := make([]float64, len(ic.FarCounts))
+	for mi, m := range ic.FarCounts {
+		clear(acc)
+		for j := m; j >= 1; j-- {
+			for i := range acc {
+				acc[i] += b[i] + ic.Noise*rng.NormFloat64()
+			}
+			randomUnit(rng, w)
+			f := 2 * dot(w, acc)
+			for i := range acc {
+				acc[i] -= f * w[i]
+			}
+		}
+		out[mi] = dot(acc, acc)
+	}
+	return out
 }
 
 func incoherenceSample(ic IncoherenceConfig, b []float64, rng *rand.Rand) incoSample {
@@ -151,31 +217,95 @@ func incoherenceExact(m int, b2, noise2 float64, d int, phi float64) (plain, tra
 	return plain, trans
 }
 
+// Names of check 4's empirical criteria.
+const (
+	critGrowth = "growth: coherent ~M^2 without transport, ~M with it"
+	critLower  = "transport lowers the far-value energy at the largest M"
+)
+
 func (p *incoPlan) finish() *IncoherenceResult {
+	ic := p.cfg.Incoherence
+	// Empirical comparisons: the energy contrast (the slopes are not
+	// Monte Carlo comparisons).
+	zE := bonferroniZ(p.cfg.Alpha, 1)
+	res, cr := p.evaluate(p.samples, ic.Background, zE)
+	res.ZEmp = zE
+
+	// Householder transport beside SO(2).
+	d := ic.Dim
+	res.HHSamples, res.HHPhi = len(p.zeroB), 1-2/float64(d)
+	b2, noise2 := ic.Background*ic.Background, ic.Noise*ic.Noise
+	z := bonferroniZ(p.cfg.Alpha, 3*len(ic.FarCounts))
+	var ms, eh []float64
+	worst := 0.0
+	for mi, m := range ic.FarCounts {
+		var mo moments
+		for _, s := range p.samples[:res.HHSamples] {
+			mo.add(s.hh[mi])
+		}
+		_, exact := incoherenceExact(m, b2, noise2, d, res.HHPhi)
+		res.HH = append(res.HH, IncoherenceHH{M: m, Energy: mo.mean(), SE: mo.se(), Exact: exact})
+		ms, eh = append(ms, float64(m)), append(eh, mo.mean())
+		diff := math.Abs(mo.mean() - exact)
+		worst = math.Max(worst, diff/(z*mo.se()+1e-12))
+		cr.check("householder transport: E|F|^2 matches the exact sum with phi = 1 - 2/d", diff <= z*mo.se()+1e-9*exact,
+			"M=%d: %.6g +- %.3g vs exact %.6g", m, mo.mean(), mo.se(), exact)
+	}
+	res.HHSlope = finiteOr0(slopeLogLog(ms, eh))
+	cr.summary("householder transport: E|F|^2 matches the exact sum with phi = 1 - 2/d",
+		"all %d far counts within z=%.2f SE (worst %.2f); log-log slope %.3f (%d samples)", len(ms), z, worst, res.HHSlope, res.HHSamples)
+	res.Criteria = cr.list
+
+	// The b = 0 control: transport has nothing coherent to cancel.
+	ctl, ctlCr := p.evaluate(p.zeroB, 0, zE)
+	ctl.Criteria = ctlCr.list
+	res.ZeroB = ctl
+	c := newControl("control b = 0", "no shared background: far values are pure noise, so transport changes nothing", critGrowth, ctlCr.list)
+	c.Detail += "; empirical criteria failed: " + failedEmpirical(ctlCr.list)
+	res.Controls = []Control{c}
+	res.Pass = cr.pass() && controlsFailed(res.Controls)
+	return res
+}
+
+// evaluate computes the energies, the centred covariances and the SO(2)
+// criteria of one set of samples with background norm bNorm.
+func (p *incoPlan) evaluate(samples []incoSample, bNorm, zE float64) (*IncoherenceResult, *criteria) {
 	ic := p.cfg.Incoherence
 	d := ic.Dim
 	phi := math.Exp(-ic.Sigma * ic.Sigma / 2)
-	b2, noise2 := ic.Background*ic.Background, ic.Noise*ic.Noise
-	res := &IncoherenceResult{Samples: ic.Samples, Dim: d, Phi: phi,
+	b2, noise2 := bNorm*bNorm, ic.Noise*ic.Noise
+	res := &IncoherenceResult{Samples: len(samples), Dim: d, Phi: phi,
 		BoundPerM: b2*(1+phi)/(1-phi) + float64(d)*noise2}
 	z := bonferroniZ(p.cfg.Alpha, 2*len(ic.FarCounts))
-	var cr criteria
+	cr := &criteria{}
+	cr.empirical(critGrowth, "the log-log slope of E|F|^2 against M is above 1.5 without transport and below 1.5 with it")
+	cr.empirical(critLower, "E|F_plain|^2 - E|F_transported|^2 at the largest M is significantly above 0 (paired by sample)")
 	var ms, ep, et []float64
 	worstP, worstT := 0.0, 0.0
 	for mi, m := range ic.FarCounts {
 		var mp, mt moments
 		cp := make([]float64, d*d)
 		ct := make([]float64, d*d)
-		for _, s := range p.samples {
+		mup := make([]float64, d)
+		mut := make([]float64, d)
+		for _, s := range samples {
 			mp.add(s.plain[mi])
 			mt.add(s.trans[mi])
 			addOuter(cp, s.fp[mi])
 			addOuter(ct, s.ft[mi])
+			for i := range mup {
+				mup[i] += s.fp[mi][i]
+				mut[i] += s.ft[mi][i]
+			}
 		}
-		n := float64(len(p.samples))
-		for i := range cp {
-			cp[i] /= n
-			ct[i] /= n
+		n := float64(len(samples))
+		for i := range mup {
+			mup[i] /= n
+			mut[i] /= n
+		}
+		for i := range cp { // centred: E^[F F^T] - E^[F] E^[F]^T
+			cp[i] = cp[i]/n - mup[i/d]*mup[i%d]
+			ct[i] = ct[i]/n - mut[i/d]*mut[i%d]
 		}
 		pt := IncoherencePoint{M: m, Plain: mp.mean(), PlainSE: mp.se(), Trans: mt.mean(), TransSE: mt.se(),
 			PlainOp: opNorm(mat.NewDense(d, d, cp)), TransOp: opNorm(mat.NewDense(d, d, ct))}
@@ -194,9 +324,9 @@ func (p *incoPlan) finish() *IncoherenceResult {
 		cr.check("with transport: E|F|^2 matches the exact phase-cancelling sum", dt <= z*pt.TransSE+1e-9*pt.TransExact,
 			"M=%d: %.6g +- %.3g vs exact %.6g", m, pt.Trans, pt.TransSE, pt.TransExact)
 		bound := float64(m) * res.BoundPerM
-		cr.check("with transport: E|F|^2 and ||Cov F||_op <= M (|b|^2 (1+phi)/(1-phi) + d s^2)",
-			pt.Trans-z*pt.TransSE <= bound && pt.TransOp <= pt.Trans+1e-12 && pt.TransExact <= bound,
-			"M=%d: energy %.6g +- %.3g, op norm %.6g, bound %.6g", m, pt.Trans, pt.TransSE, pt.TransOp, bound)
+		cr.check("with transport: ||Cov F||_op <= E|F|^2 and the exact energy <= M (|b|^2 (1+phi)/(1-phi) + d s^2)",
+			pt.TransOp <= pt.Trans+1e-12 && pt.TransExact <= bound*(1+1e-12),
+			"M=%d: energy %.6g, centred op norm %.6g, exact %.6g, bound %.6g", m, pt.Trans, pt.TransOp, pt.TransExact, bound)
 	}
 	res.SlopePlain, res.SlopeTrans = finiteOr0(slopeLogLog(ms, ep)), finiteOr0(slopeLogLog(ms, et))
 	last := res.Points[len(res.Points)-1]
@@ -204,16 +334,23 @@ func (p *incoPlan) finish() *IncoherenceResult {
 		"all %d far counts within z=%.2f SE (worst %.2f); log-log slope %.3f", len(ms), z, worstP, res.SlopePlain)
 	cr.summary("with transport: E|F|^2 matches the exact phase-cancelling sum",
 		"all %d far counts within z=%.2f SE (worst %.2f); log-log slope %.3f", len(ms), z, worstT, res.SlopeTrans)
-	cr.summary("with transport: E|F|^2 and ||Cov F||_op <= M (|b|^2 (1+phi)/(1-phi) + d s^2)",
-		"at M=%d: energy/M = %.3f <= %.3f; ||Cov||_op/M = %.3f (plain: %.1f)", last.M, last.Trans/float64(last.M), res.BoundPerM, last.TransOp/float64(last.M), last.PlainOp/float64(last.M))
+	cr.summary("with transport: ||Cov F||_op <= E|F|^2 and the exact energy <= M (|b|^2 (1+phi)/(1-phi) + d s^2)",
+		"at M=%d: energy/M = %.3f <= %.3f; centred ||Cov||_op/M = %.3f (plain: %.1f)", last.M, last.Trans/float64(last.M), res.BoundPerM, last.TransOp/float64(last.M), last.PlainOp/float64(last.M))
 	// The contrast the paper claims: quadratic vs linear growth of the energy.
 	if len(ms) >= 2 {
-		cr.check("growth: coherent ~M^2 without transport, ~M with it", res.SlopePlain > 1.5 && res.SlopeTrans < 1.5,
+		cr.check(critGrowth, res.SlopePlain > 1.5 && res.SlopeTrans < 1.5,
 			"log-log slopes %.3f (plain) and %.3f (transported); expected ~2 and ~1", res.SlopePlain, res.SlopeTrans)
 	}
+	var diff moments
+	for _, s := range samples {
+		diff.add(s.plain[len(ms)-1] - s.trans[len(ms)-1])
+	}
+	t := diff.mean() / math.Max(diff.se(), 1e-300)
+	cr.check(critLower, diff.mean() > zE*diff.se(),
+		"M=%d: E|F_plain|^2 - E|F_trans|^2 = %.5g +- %.3g (%.1f SE, needs > %.2f)", last.M, diff.mean(), diff.se(), t, zE)
 	res.Criteria = cr.list
 	res.Pass = cr.pass()
-	return res
+	return res, cr
 }
 
 func addOuter(dst, x []float64) {

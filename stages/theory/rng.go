@@ -15,6 +15,7 @@ const (
 	streamConcentration
 	streamFarMass
 	streamIncoherence
+	streamPath
 )
 
 // mix64 is the splitmix64 finaliser: a bijection with good avalanche, so

@@ -24,18 +24,26 @@ type Summary struct {
 	Concentration *ConcentrationResult `json:"concentration"`
 	FarMass       *FarMassResult       `json:"far_mass"`
 	Incoherence   *IncoherenceResult   `json:"incoherence"`
+	Path          *PathResult          `json:"path"`
 	Config        Config               `json:"config"`
 }
 
 // CheckSummary is one check's verdict with the criteria that decided it.
+// The verdict counts the empirical criteria (Criteria, the evidence), and
+// requires the identities (unit tests of the code) to hold and every control
+// to fail as it must.
 type CheckSummary struct {
-	Name     string      `json:"name"`
-	Title    string      `json:"title"`
-	Verdict  string      `json:"verdict"` // PASS or FAIL
-	Pass     bool        `json:"pass"`
-	Samples  string      `json:"samples"`
-	Criteria []Criterion `json:"criteria"`
-	Plots    []string    `json:"plots"`
+	Name       string      `json:"name"`
+	Title      string      `json:"title"`
+	Verdict    string      `json:"verdict"` // PASS or FAIL
+	Pass       bool        `json:"pass"`
+	Samples    string      `json:"samples"`
+	Criteria   []Criterion `json:"criteria"`   // empirical only
+	Identities []Criterion `json:"identities"` // true by construction: not evidence
+	Controls   []Control   `json:"controls"`
+	Empirical  int         `json:"empirical"`        // how many empirical criteria
+	Passed     int         `json:"empirical_passed"` // how many of them passed
+	Plots      []string    `json:"plots"`
 }
 
 // Run executes all checks and writes into outDir: theory.json, theory.md and
@@ -56,12 +64,14 @@ func Run(ctx context.Context, cfg Config, outDir string, progress func(done, tot
 	conc := planConcentration(cfg)
 	far := planFarMass(cfg)
 	inco := planIncoherence(cfg)
+	path := planPath(cfg)
 	// Longest jobs first so that the last ones to finish are short.
 	var jobs []job
 	jobs = append(jobs, far.jobs...)
 	jobs = append(jobs, inco.jobs...)
 	jobs = append(jobs, mix.jobs...)
 	jobs = append(jobs, conc.jobs...)
+	jobs = append(jobs, path.jobs...)
 	if err := runJobs(ctx, cfg.Workers, jobs, progress); err != nil {
 		return nil, err
 	}
@@ -74,6 +84,7 @@ func Run(ctx context.Context, cfg Config, outDir string, progress func(done, tot
 	}
 	sum.FarMass = fm
 	sum.Incoherence = inco.finish()
+	sum.Path = path.finish()
 	sum.Checks = checkSummaries(cfg, sum)
 	sum.Pass = true
 	for _, c := range sum.Checks {
@@ -140,23 +151,47 @@ func writeAtomic(path string, data []byte) error {
 }
 
 func checkSummaries(cfg Config, s *Summary) []CheckSummary {
-	mc, kc, fc, ic := cfg.Mixing, cfg.Concentration, cfg.FarMass, cfg.Incoherence
-	mk := func(name, title string, pass bool, samples string, cr []Criterion, plots ...string) CheckSummary {
-		return CheckSummary{Name: name, Title: title, Pass: pass, Verdict: verdict(pass), Samples: samples, Criteria: cr, Plots: plots}
+	mc, kc, fc, ic, pc := cfg.Mixing, cfg.Concentration, cfg.FarMass, cfg.Incoherence, cfg.Path
+	mk := func(name, title, samples string, list []Criterion, controls []Control, plots ...string) CheckSummary {
+		emp, id := splitKinds(list)
+		c := CheckSummary{Name: name, Title: title, Samples: samples, Criteria: emp, Identities: id, Controls: controls, Plots: plots, Empirical: len(emp)}
+		c.Pass = len(emp) > 0 && controlsFailed(controls)
+		for _, x := range emp {
+			if x.Pass {
+				c.Passed++
+			}
+			c.Pass = c.Pass && x.Pass
+		}
+		for _, x := range id {
+			c.Pass = c.Pass && x.Pass
+		}
+		c.Verdict = verdict(c.Pass)
+		return c
+	}
+	// Mixing: the per-family criteria, prefixed by the family.
+	var mixList []Criterion
+	for _, f := range s.Mixing.Families {
+		for _, c := range f.Criteria {
+			c.Name = f.Family.Name + ": " + c.Name
+			mixList = append(mixList, c)
+		}
 	}
 	return []CheckSummary{
-		mk("mixing", "Mixing window (spectral gap)", s.Mixing.Pass,
+		mk("mixing", "Mixing window (spectral gap)",
 			fmt.Sprintf("%d families x %d contexts x %d independent queries, route lengths 0..%d; %d single steps per family",
 				len(mc.Families), len(mc.Contexts), mc.Queries, mc.MaxRoute, mc.StepSamples),
-			s.Mixing.Criteria, "mixing_contexts.png", "mixing_opnorm.png"),
-		mk("concentration", "Score gap / concentration", s.Concentration.Pass,
+			mixList, s.Mixing.Controls, "mixing_contexts.png", "mixing_opnorm.png"),
+		mk("concentration", "Score gap / concentration",
 			fmt.Sprintf("%d far routes per dimension and family, d in %v", kc.Samples, kc.Dims),
-			s.Concentration.Criteria, "concentration_tails.png"),
-		mk("farmass", "Far-mass lower bound", s.FarMass.Pass,
+			s.Concentration.Criteria, s.Concentration.Controls, "concentration_tails.png"),
+		mk("farmass", "Far mass: transport lowers it, and it still tends to 1",
 			fmt.Sprintf("%d queries (d=%d), K in %v, lambda in %v, M up to %d", fc.Samples, fc.Dim, fc.Near, fc.Lambdas, fc.FarCounts[len(fc.FarCounts)-1]),
-			s.FarMass.Criteria, "farmass.png"),
-		mk("incoherence", "Value-side incoherence (SO(2))", s.Incoherence.Pass,
+			s.FarMass.Criteria, s.FarMass.Controls, "farmass.png"),
+		mk("incoherence", "Value-side incoherence (SO(2), Householder beside it)",
 			fmt.Sprintf("%d samples (d=%d), M up to %d far values", ic.Samples, ic.Dim, ic.FarCounts[len(ic.FarCounts)-1]),
-			s.Incoherence.Criteria, "incoherence.png"),
+			s.Incoherence.Criteria, s.Incoherence.Controls, "incoherence.png"),
+		mk("path", "PaTH's steps I - beta w w^T: contraction or decorrelation",
+			fmt.Sprintf("%d routes per beta (d=%d), beta in %v, route lengths up to %d", pc.Samples, pc.Dim, pc.Betas, pc.MaxRoute),
+			s.Path.Criteria, s.Path.Controls),
 	}
 }

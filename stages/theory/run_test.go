@@ -34,6 +34,30 @@ func TestRunSmoke(t *testing.T) {
 	if calls == 0 {
 		t.Errorf("progress never called")
 	}
+	md, err := os.ReadFile(filepath.Join(dirA, "theory.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// RESULTS.md's theory section: per check the empirical criteria, the
+	// identities apart, and each control failing as it must.
+	if n, want := strings.Count(string(md), "Empirical criteria ("), len(sum.Checks); n != want {
+		t.Errorf("theory.md has %d empirical-criteria lists, want %d", n, want)
+	}
+	if n, want := strings.Count(string(md), "Identities (true by construction"), len(sum.Checks); n != want {
+		t.Errorf("theory.md has %d identity lists, want %d", n, want)
+	}
+	for _, c := range sum.Checks {
+		for _, ct := range c.Controls {
+			if want := fmt.Sprintf("**%s** (%s) fails \"%s\", as it must", ct.Name, ct.Law, ct.Criterion); !strings.Contains(string(md), want) {
+				t.Errorf("theory.md lacks %q", want)
+			}
+		}
+		for _, cr := range c.Criteria {
+			if cr.Kind != Empirical || cr.Shows == "" {
+				t.Errorf("check %s: criterion %q listed as evidence is %s / says nothing it shows", c.Name, cr.Name, cr.Kind)
+			}
+		}
+	}
 	cfg.Workers = 1
 	if _, err := Run(context.Background(), cfg, dirB, nil); err != nil {
 		t.Fatal(err)
@@ -82,7 +106,7 @@ func TestRunCPU(t *testing.T) {
 }
 
 // wantChecks are the checks a Summary must carry (checkSummaries).
-var wantChecks = []string{"mixing", "concentration", "farmass", "incoherence"}
+var wantChecks = []string{"mixing", "concentration", "farmass", "incoherence", "path"}
 
 // verdictFailures lists what keeps a summary from a full PASS: a missing
 // check or one without criteria, a FAIL verdict, a failing criterion (of a
@@ -98,9 +122,17 @@ func verdictFailures(sum *Summary) []string {
 		if !c.Pass || c.Verdict != "PASS" {
 			out = append(out, fmt.Sprintf("check %s: %s", c.Name, c.Verdict))
 		}
-		for _, cr := range c.Criteria {
+		for _, cr := range append(append([]Criterion(nil), c.Criteria...), c.Identities...) {
 			if !cr.Pass {
 				out = append(out, fmt.Sprintf("check %s: FAIL %s: %s", c.Name, cr.Name, cr.Detail))
+			}
+		}
+		if len(c.Controls) == 0 {
+			out = append(out, fmt.Sprintf("check %s has no control", c.Name))
+		}
+		for _, ct := range c.Controls {
+			if !ct.AsItMust {
+				out = append(out, fmt.Sprintf("check %s: control %s passed %q: %s", c.Name, ct.Name, ct.Criterion, ct.Detail))
 			}
 		}
 	}

@@ -28,7 +28,7 @@ type stepper interface {
 func newStepper(f StepFamily) stepper {
 	switch f.Kind {
 	case "so2":
-		return &so2Stepper{m: f.Dim / 2, uniform: f.Angle == "uniform", scale: f.Scale, drift: f.Drift}
+		return &so2Stepper{m: f.Dim / 2, law: f.Angle, scale: f.Scale, drift: f.Drift, shrink: f.Shrink}
 	case "expskew":
 		return &matStepper{d: f.Dim, kind: f.Kind, scale: f.Scale}
 	case "householder":
@@ -40,29 +40,47 @@ func newStepper(f StepFamily) stepper {
 
 // so2Stepper: block-diagonal rotations, the state is the prefix sum of the
 // angles of each block (RoPE with the position index replaced by a sum of
-// token angles).
+// token angles). Besides the i.i.d. laws of the config, it draws the laws the
+// controls need (controls.go): angles 0 or pi, RoPE's fixed rotation, and a
+// spread that shrinks along the sequence.
 type so2Stepper struct {
-	m       int
-	uniform bool
-	scale   float64
-	drift   float64
+	m      int
+	law    string // "gaussian", "uniform", or a control's: "zeropi", "rope"
+	scale  float64
+	drift  float64
+	shrink float64 // > 0: the sd at token t is scale / sqrt(1 + t/shrink)
+	t      int     // tokens advanced since reset
 }
+
+// ropeBase is RoPE's frequency base: block b turns by ropeBase^(-b/m) per token.
+const ropeBase = 10000
 
 func (s *so2Stepper) dim() int      { return 2 * s.m }
 func (s *so2Stepper) stateLen() int { return s.m }
 func (s *so2Stepper) reset(st []float64) {
 	clear(st)
+	s.t = 0
 }
-func (s *so2Stepper) angle(rng *rand.Rand) float64 {
-	if s.uniform {
+func (s *so2Stepper) angle(rng *rand.Rand, b int) float64 {
+	switch s.law {
+	case "uniform":
 		return s.drift + s.scale*(2*rng.Float64()-1)
+	case "zeropi":
+		return math.Pi * float64(rng.IntN(2))
+	case "rope":
+		return math.Pow(ropeBase, -float64(b)/float64(s.m))
 	}
-	return s.drift + s.scale*rng.NormFloat64()
+	sd := s.scale
+	if s.shrink > 0 {
+		sd /= math.Sqrt(1 + float64(s.t)/s.shrink)
+	}
+	return s.drift + sd*rng.NormFloat64()
 }
 func (s *so2Stepper) advance(rng *rand.Rand, st []float64) {
 	for b := range st {
-		st[b] += s.angle(rng)
+		st[b] += s.angle(rng, b)
 	}
+	s.t++
 }
 func (s *so2Stepper) transposeApply(st, u, out []float64) {
 	for b, a := range st {
@@ -83,7 +101,7 @@ func (s *so2Stepper) sampleStep(rng *rand.Rand, p []float64) {
 	d := 2 * s.m
 	clear(p[:d*d])
 	for k := 0; k < s.m; k++ {
-		writeRot(p, d, k, s.angle(rng))
+		writeRot(p, d, k, s.angle(rng, k))
 	}
 }
 
@@ -91,7 +109,13 @@ func (s *so2Stepper) sampleStep(rng *rand.Rand, p []float64) {
 // function phi = E[e^{i theta}] = e^{i drift} * (e^{-sigma^2/2} or sin(a)/a).
 func (s *so2Stepper) meanStep() (complex128, bool) {
 	var r float64
-	if s.uniform {
+	switch s.law {
+	case "zeropi":
+		return 0, true
+	case "rope": // E[M] = M has norm 1; its phase differs per block
+		return 1, true
+	}
+	if s.law == "uniform" {
 		r = 1
 		if s.scale != 0 {
 			r = math.Sin(s.scale) / s.scale
