@@ -12,8 +12,8 @@ const (
 	refT975n2        = 12.7062047362
 	refT975n3        = 4.30265272975
 	refPrefixRatio   = 0.598996214851
-	refDetectable    = 1.132250093
-	refSeedsToSettle = 14
+	refDetectable    = 1.16745423117
+	refSeedsToSettle = 24
 )
 
 func relClose(a, b, rel float64) bool { return math.Abs(a-b) <= rel*math.Abs(b) }
@@ -77,11 +77,13 @@ func TestPairingRemovesWindowDifficulty(t *testing.T) {
 }
 
 func TestWindowsToSettle(t *testing.T) {
-	// Half-width 0.2 from 16 windows; to get below 0.1 takes 4x the windows.
-	if n := WindowsToSettle(0.2, 0.1, 16); n != 64 {
-		t.Fatalf("WindowsToSettle = %d, want 64", n)
+	// Half-width 0.2 from 16 windows (per-window sd 0.2 x 4 / t(15)); 80%
+	// power for 0.1 takes 113 windows (reference.py), not the 64 that
+	// reading the half-width as the detectable effect gave.
+	if n := WindowsToSettle(0.2, 0.1, 16); n != 113 {
+		t.Fatalf("WindowsToSettle = %d, want 113 (reference.py)", n)
 	}
-	if n := WindowsToSettle(0.05, 0.1, 16); n != 16 {
-		t.Fatalf("already settled: %d, want 16", n)
+	if n := WindowsToSettle(0.2, 0.1, 1); n <= MaxSeeds {
+		t.Fatalf("one window: %d, want more than %d (no spread to plan from)", n, MaxSeeds)
 	}
 }

@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 
 COLUMNS = ["variant", "seed", "corpus", "protocol", "T", "L", "window", "metric", "value", "lo", "hi", "interval", "commit"]
-INTERVALS = {"bootstrap95:windows", "bootstrap95:windows-L-and-T", "bootstrap95:window-prefix-pairs", "range:heads"}
+INTERVALS = {"t95:windows", "welch95:windows-L-and-T", "t95:window-prefix-pairs", "range:heads"}
 CURVE_COLUMNS = ["variant", "seed", "T", "step", "metric", "value", "commit"]
 KEY = ["variant", "seed", "corpus", "protocol", "T", "L"]
 

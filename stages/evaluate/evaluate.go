@@ -64,7 +64,7 @@ type LengthResult struct {
 	Scored int            `json:"scored,omitempty"`
 	PPL    stats.Interval `json:"ppl"`
 	// Ratio is the paper's ratio PPL(L) / PPL(T): independent windows
-	// at each length, a bootstrap resampling both sets.
+	// at each length, a Welch t interval over the two sets of windows.
 	Ratio stats.Interval `json:"ratio"`
 	// WindowLoss is each window's mean loss over its scored positions.
 	WindowLoss []float64 `json:"window_loss"`
@@ -75,8 +75,8 @@ type LengthResult struct {
 	PrefixLoss []float64 `json:"prefix_loss,omitempty"`
 	// PrefixRatio is the paired prefix ratio exp(mean over windows of
 	// WindowLoss - PrefixLoss): PPL over the scored positions against PPL
-	// over the same windows' first T, with a bootstrap over windows
-	// resampled as pairs (stats.PairedRatioInterval). 1 at L = T. The v2
+	// over the same windows' first T, with the t interval over windows of
+	// the per-window differences (stats.PairedRatioInterval). 1 at L = T. The v2
 	// claims read it (docs/statistics.md says why). Format 2.
 	PrefixRatio *stats.Interval `json:"prefix_ratio,omitempty"`
 	Buckets     []Bucket        `json:"buckets,omitempty"` // not for sliding windows (only their last positions are scored)

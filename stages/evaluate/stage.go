@@ -8,7 +8,7 @@
 // Primary protocol (ProtocolRandom, recorded in every result): for each
 // length L = T x m, the same seeded windows of L+1 held-out tokens for every
 // model; loss averaged over all L positions of a window; PPL = exp(mean
-// window loss); 95% percentile bootstrap intervals over windows for PPL and
+// window loss); 95% Student-t intervals over windows for PPL and (Welch's)
 // for PPL(L)/PPL(T) (the paper's ratio, independent windows at each length);
 // each window's loss over its own first T positions and the paired prefix
 // ratio (the v2 claims' ratio; docs/statistics.md says why); as many tokens

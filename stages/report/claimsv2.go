@@ -253,7 +253,7 @@ func (j v2Judge) beats(id, claim, a, b string, m int) Claim {
 	c.Effect, c.Threshold = ptr(s.Interval()), 1
 	c.Evidence = fmt.Sprintf("%s / %s prefix ratio %s", a, b, spreadString(s))
 	c.Ratios = ratiosOf(a, rs[0], m) + "; " + ratiosOf(b, rs[1], m)
-	c.Power = power(s, 1, rs[0])
+	c.Power = power(s, 1, rs[0], m)
 	return c
 }
 
@@ -275,6 +275,7 @@ func (j v2Judge) flat(id, claim string, vs []string, ms []int) Claim {
 	okAll := true
 	var worst stats.Spread
 	var worstRuns []*evaluate.Result
+	var worstM int
 	var ev, ratios []string
 	for i, v := range vs {
 		seen := map[int]bool{} // a profile whose longest length is <= 16T reads one length twice
@@ -290,7 +291,7 @@ func (j v2Judge) flat(id, claim string, vs []string, ms []int) Claim {
 			}
 			okAll = okAll && atMostHi(s, flatLimitV2)
 			if worstRuns == nil || s.Hi > worst.Hi || math.IsNaN(s.Hi) {
-				worst, worstRuns = s, rs[i]
+				worst, worstRuns, worstM = s, rs[i], m
 			}
 			ev = append(ev, fmt.Sprintf("%s at %dT %s", v, l.Multiplier, spreadString(s)))
 			ratios = append(ratios, ratiosOf(v, rs[i], m))
@@ -300,7 +301,7 @@ func (j v2Judge) flat(id, claim string, vs []string, ms []int) Claim {
 	c.Effect, c.Threshold = ptr(worst.Interval()), flatLimitV2
 	c.Evidence = "prefix ratio: " + strings.Join(ev, ", ")
 	c.Ratios = strings.Join(ratios, "; ")
-	c.Power = power(worst, flatLimitV2, worstRuns)
+	c.Power = power(worst, flatLimitV2, worstRuns, worstM)
 	return c
 }
 
@@ -337,7 +338,7 @@ func (j v2Judge) degrades() Claim {
 	c.Evidence = fmt.Sprintf("random-qk prefix ratio %s; far mass beyond T from 2T to the longest: random-qk %.3f -> %.3f (%+.3f), alibi %.3f -> %.3f (%+.3f)",
 		spreadString(s), q2, qL, gq, a2, aL, ga)
 	c.Ratios = ratiosOf("random-qk", rs[0], 0) + "; " + ratiosOf("alibi", rs[1], 0)
-	c.Power = power(s, 1, rs[0])
+	c.Power = power(s, 1, rs[0], 0)
 	return c
 }
 
@@ -360,7 +361,7 @@ func (j v2Judge) control(id, claim, controlled, base string) Claim {
 	c.Effect, c.Threshold = ptr(s.Interval()), flatLimitV2
 	c.Evidence = fmt.Sprintf("%s prefix ratio %s; PPL at T, %s / %s (paired) %s", controlled, spreadString(s), controlled, base, spreadString(p))
 	c.Ratios = ratiosOf(controlled, rs[0], 0)
-	c.Power = "flat: " + power(s, flatLimitV2, rs[0]) + "; PPL at T: " + power(p, 1+keepPPLTolerance, rs[0])
+	c.Power = "flat: " + power(s, flatLimitV2, rs[0], 0) + "; PPL at T: " + power(p, 1+keepPPLTolerance, rs[0], 1)
 	return c
 }
 
@@ -401,40 +402,39 @@ func (j v2Judge) pathLike() Claim {
 func ptr(i stats.Interval) *stats.Interval { return &i }
 
 // power says the smallest effect the interval's seeds (or, with one seed,
-// windows) can detect, and when the interval straddles thr how many would
-// settle it (docs/statistics.md, Power).
-func power(s stats.Spread, thr float64, runs []*evaluate.Result) string {
+// windows) detect with 80% power, and when the interval straddles thr how
+// many would (docs/statistics.md, Power); m is the multiplier the
+// interval was read at (0: the longest), whose window count a one-seed
+// interval came from.
+func power(s stats.Spread, thr float64, runs []*evaluate.Result, m int) string {
 	if math.IsNaN(s.Lo) || math.IsNaN(s.Hi) || s.Mean <= 0 || s.Lo <= 0 {
 		return "-"
 	}
 	dist := math.Abs(math.Log(s.Mean) - math.Log(thr))
+	pct := 100 * stats.PowerTarget
 	if s.N >= 2 {
 		d := stats.DetectableLogEffect(s.SD, s.N)
-		out := fmt.Sprintf("detectable with %d seeds: x%.3f", s.N, math.Exp(d))
+		out := fmt.Sprintf("detectable at %.0f%% power with %d seeds (seeds | windows): x%.3f", pct, s.N, math.Exp(d))
 		if s.Lo < thr && thr < s.Hi {
 			n := stats.SeedsToSettle(s.SD, dist)
 			if n > stats.MaxSeeds {
-				out += fmt.Sprintf("; straddles %.2f: more than %d seeds would settle it", thr, stats.MaxSeeds)
+				out += fmt.Sprintf("; straddles %.2f: more than %d seeds for %.0f%% power", thr, stats.MaxSeeds, pct)
 			} else {
-				out += fmt.Sprintf("; straddles %.2f: ~%d seeds would settle it", thr, n)
+				out += fmt.Sprintf("; straddles %.2f: ~%d seeds for %.0f%% power", thr, n, pct)
 			}
 		}
 		return out
 	}
+	k := lengthIndex(runs[0], m)
+	W := len(runs[0].Lengths[k].WindowLoss)
 	h := (math.Log(s.Hi) - math.Log(s.Lo)) / 2
-	W := len(Longest(runs[0]).WindowLoss)
-	out := fmt.Sprintf("detectable with 1 seed (windows): x%.3f", math.Exp(h))
+	sd := h * math.Sqrt(float64(W)) / stats.TQuantile(W)
+	out := fmt.Sprintf("detectable at %.0f%% power with 1 seed and %d windows: x%.3f", pct, W, math.Exp(stats.DetectableLogEffect(sd, W)))
 	if s.Lo < thr && thr < s.Hi {
-		// The percentile interval is asymmetric: the side facing the
-		// threshold is the one that must shrink past it.
-		side := math.Log(s.Mean) - math.Log(s.Lo)
-		if thr > s.Mean {
-			side = math.Log(s.Hi) - math.Log(s.Mean)
-		}
 		if dist == 0 {
 			out += fmt.Sprintf("; straddles %.2f at its centre: no number of windows settles it", thr)
 		} else {
-			out += fmt.Sprintf("; straddles %.2f: ~%d windows at the longest length (now %d) would settle it", thr, stats.WindowsToSettle(side, dist, W), W)
+			out += fmt.Sprintf("; straddles %.2f: ~%d windows at %dT (now %d) for %.0f%% power", thr, stats.WindowsToSettle(h, dist, W), runs[0].Lengths[k].Multiplier, W, pct)
 		}
 	}
 	return out

@@ -205,17 +205,19 @@ func TestV2NeedsFormat2(t *testing.T) {
 	}
 }
 
-// With one seed the power figure reads the window bootstrap: an interval
-// straddling its edge asks for more windows, scaled by the side of the
-// interval that faces the edge (the percentile interval is asymmetric).
+// With one seed the power figure reads the window t interval of the
+// length it came from (4 windows here): its per-window sd is the log
+// half-width x sqrt(4) / t(3), and an interval straddling its edge asks
+// for the windows that detect the distance with 80% power (python, the
+// reference's detectable(): x1.068 detectable, 11 windows for log 1.03).
 func TestV2PowerOneSeed(t *testing.T) {
 	r := v2Run("alibi", flatAt(1), nil, nil)
-	s := stats.Spread{N: 1, Mean: 1.038, Lo: 0.991, Hi: 1.066}
-	// sqrt(1.066/0.991) = 1.037 detectable; log(1.038/0.991) = 0.046337, log 1.038 = 0.037296: 4 x (0.046337/0.037296)^2 = 6.17 -> 7.
-	if got := power(s, 1, []*evaluate.Result{r}); got != "detectable with 1 seed (windows): x1.037; straddles 1.00: ~7 windows at the longest length (now 4) would settle it" {
+	h := 0.05
+	s := stats.Spread{N: 1, Mean: 1.03, Lo: 1.03 * math.Exp(-h), Hi: 1.03 * math.Exp(h)}
+	if got := power(s, 1, []*evaluate.Result{r}, 0); got != "detectable at 80% power with 1 seed and 4 windows: x1.068; straddles 1.00: ~11 windows at 128T (now 4) for 80% power" {
 		t.Fatalf("power: %q", got)
 	}
-	if got := power(stats.Spread{N: 1, Mean: 0.9, Lo: 0.85, Hi: 0.95}, 1, []*evaluate.Result{r}); got != "detectable with 1 seed (windows): x1.057" {
+	if got := power(stats.Spread{N: 1, Mean: 0.9, Lo: 0.9 * math.Exp(-h), Hi: 0.9 * math.Exp(h)}, 1, []*evaluate.Result{r}, 0); got != "detectable at 80% power with 1 seed and 4 windows: x1.068" {
 		t.Fatalf("settled interval: %q", got)
 	}
 }

@@ -50,7 +50,7 @@ func variantStyle(i int) (color.Color, vg.Length) {
 }
 
 // ratioPlot: PPL(L)/PPL(T) against L (log2), one line per variant, with
-// its interval as error bars (the window bootstrap's, or over seeds).
+// its interval as error bars (the window t's, or over seeds).
 // Lines are coloured and ordered by family (families.go).
 func ratioPlot(vs []*variantData, path string) error {
 	byName := map[string]*variantData{}

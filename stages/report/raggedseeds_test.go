@@ -11,7 +11,7 @@ import (
 // A profile may train some variants at the first seed only (seed_variants).
 // A claim is then judged on the seeds all its variants share: the paired
 // claims of the three-seed variants over three seeds, a claim that names a
-// one-seed variant on that seed alone (its window bootstrap), and the
+// one-seed variant on that seed alone (its window t interval), and the
 // combined tables from whatever seeds a variant has.
 func TestClaimsOnTheSeedsTheirVariantsShare(t *testing.T) {
 	ps := threeSeeds([]string{"rope", "random-qk", "random-qkv", "alibi"}, func(v string, s int) *evaluate.Result {
@@ -28,7 +28,7 @@ func TestClaimsOnTheSeedsTheirVariantsShare(t *testing.T) {
 	if ctl.Verdict == "NOT TESTED" {
 		t.Fatalf("random-qkv-alibi (seed 1 only) vs random-qkv: NOT TESTED (%s); it should be judged on seed 1", ctl.Evidence)
 	}
-	if ctl.SeedsAlone != "1 of 1" && ctl.SeedsAlone != "0 of 1" || !strings.Contains(ctl.Criterion, "on the 1 seed of 3 its variants share (95% window bootstrap intervals): ") || strings.Contains(ctl.Criterion, "t-interval") {
+	if ctl.SeedsAlone != "1 of 1" && ctl.SeedsAlone != "0 of 1" || !strings.Contains(ctl.Criterion, "on the 1 seed of 3 its variants share (95% window t intervals): ") || strings.Contains(ctl.Criterion, "t-intervals over seeds") {
 		t.Errorf("a claim on one shared seed: seeds alone %q, criterion %q; want it judged on 1 of 3 seeds", ctl.SeedsAlone, ctl.Criterion)
 	}
 	if math.Abs(ctl.Effect.Value-0.98) > 1e-9 {

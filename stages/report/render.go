@@ -108,7 +108,7 @@ func renderStageTable(b *strings.Builder, runs []pipeline.RunInfo) {
 }
 
 // renderMainTable: one row per variant, its ratios with their intervals:
-// the window bootstrap's for one seed, over seeds (seeds: the t-interval
+// the window t's for one seed, over seeds (seeds: the t-interval
 // of the geometric seed mean on the log scale, see seeds.go) for several.
 func renderMainTable(b *strings.Builder, vs []*variantData, T int, seeds []uint64, seedVariants []string) {
 	var mults []int
@@ -123,16 +123,16 @@ func renderMainTable(b *strings.Builder, vs []*variantData, T int, seeds []uint6
 	if len(seeds) > 1 {
 		fmt.Fprintf(b, "Cells: the geometric mean over %d training seeds (%s) of each seed's ratio (and PPL), with the %.0f%% Student-t interval of that mean over seeds "+
 			"on the log scale (exp(mean log -+ t(n-1) sd(log) / sqrt(n)), n = %d; it stays above 0 and is asymmetric): the spread from training noise, given the evaluation windows, which are the same for every model. "+
-			"Each seed's own ratio with its window bootstrap interval is in the next table; the two are not folded into one interval. T = %d tokens.\n\n",
+			"Each seed's own ratio with its window interval (Welch's t over the windows at L and at T) is in the next table; the two are not folded into one interval. T = %d tokens.\n\n",
 			len(seeds), seedList(seeds), 100*stats.Confidence, len(seeds), T)
 		if len(seedVariants) > 0 {
 			// The trade a profile makes to fit its time, said where the numbers are.
-			fmt.Fprintf(b, "Seeds: %s are trained at every seed; the other variants at seed %d only (the profile's seed_variants), so their cells are that seed's ratio with its window bootstrap interval, "+
+			fmt.Fprintf(b, "Seeds: %s are trained at every seed; the other variants at seed %d only (the profile's seed_variants), so their cells are that seed's ratio with its window interval (Welch's t), "+
 				"and a claim is judged on the seeds all its variants share.\n\n", strings.Join(seedVariants, ", "), seeds[0])
 		}
 		b.WriteString("| variant | PPL at T |")
 	} else {
-		b.WriteString("Cells: ratio with its " + confidenceText + " bootstrap interval over windows. T = " + fmt.Sprint(T) + " tokens.\n\n| variant | PPL at T |")
+		b.WriteString("Cells: ratio with its " + confidenceText + " interval over windows (Welch's t: the windows at L and at T are independent). T = " + fmt.Sprint(T) + " tokens.\n\n| variant | PPL at T |")
 	}
 	for _, m := range mults {
 		fmt.Fprintf(b, " %dT (%d) |", m, m*T)
@@ -186,7 +186,7 @@ func lengthNames(r *evaluate.Result) string {
 // ratio (docs/statistics.md): the v2 claims read it. Results of format 1
 // have none and show "-".
 func renderPrefixTable(b *strings.Builder, vs []*variantData) {
-	b.WriteString("### Paired prefix ratio (the v2 claims' ratio)\n\nEach window's loss over its L positions against the same window's first T positions, averaged over windows (interval: the window bootstrap, or over seeds the geometric mean with its log-scale t-interval). The table above is the paper's ratio (independent windows per length).\n\n| variant |")
+	b.WriteString("### Paired prefix ratio (the v2 claims' ratio)\n\nEach window's loss over its L positions against the same window's first T positions, averaged over windows (interval: the t over windows, or over seeds the geometric mean with its log-scale t-interval over seeds, conditional on these windows: `seeds | windows`; the v3 claims read the seeds x windows interval). The table above is the paper's ratio (independent windows per length).\n\n| variant |")
 	var first *evaluate.Result
 	for _, v := range vs {
 		if v.eval != nil {
@@ -234,7 +234,7 @@ func renderPaper(b *strings.Builder, vs []*variantData, T int) {
 }
 
 // renderSeedTable lists every run (each seed of each variant) with its
-// window bootstrap intervals, beside the main table's spread over seeds.
+// window t intervals, beside the main table's spread over seeds.
 func renderSeedTable(b *strings.Builder, vs []*variantData) {
 	b.WriteString("Per seed: each run's ratio with its " + confidenceText + " window bootstrap interval.\n\n| run | seed | PPL at T |")
 	var mults []int

@@ -10,13 +10,13 @@ import (
 )
 
 // Training seeds. A profile's seeds field trains each variant once per
-// seed; every figure then has two spreads: the window bootstrap interval of
+// seed; every figure then has two spreads: the window t interval of
 // one trained model (evaluate's), and the spread over seeds, i.e. over
 // training noise (the weights' and the random angle table's draws), given
 // the same evaluation windows (the windows are the same for every model).
 // They combine as OverSeeds says: the per-seed point estimates are
 // averaged, and the interval is a Student-t interval over seeds; the
-// per-seed bootstrap intervals are reported beside it, not folded in.
+// per-seed window intervals are reported beside it, not folded in.
 // Perplexities and their ratios are positive and scale multiplicatively,
 // so they combine on the log scale (stats.GeoOverSeeds): the geometric mean with
 // the t-interval of the logs, mapped back, which never reaches below 0 as
@@ -119,7 +119,7 @@ func lengthList(r *evaluate.Result) string {
 // variant in perSeed[i]). A v1 claim's verdict is its verdict on the
 // seeds' geometric means (CombineSeeds: the intervals the criteria compare
 // are then the t-intervals over seeds), and its evidence adds how many
-// seeds reproduce it on their own (with their bootstrap intervals). A v2
+// seeds reproduce it on their own (with their window t intervals). A v2
 // claim is judged by ClaimsV2 on all seeds at once (its paired statistics
 // need each seed's windows), and SeedsAlone counts the seeds whose own v2
 // verdict is REPRODUCED. With one seed this is Claims.
@@ -156,14 +156,14 @@ func ClaimsOverSeeds(perSeed []map[string]*evaluate.Result, seeds []uint64) ([]C
 // seedCount says how many seeds a claim was judged on and how they
 // combine (how: a format with one %f, the confidence in percent): all of
 // them, or the ones its variants share when some variants have fewer
-// (seed_variants); on one seed the intervals are the window bootstrap's.
+// (seed_variants); on one seed the intervals are the window t's.
 func seedCount(tested, all int, how string) string {
 	how = fmt.Sprintf(how, 100*stats.Confidence)
 	switch {
 	case tested == all:
 		return fmt.Sprintf("over %d seeds (%s)", all, how)
 	case tested == 1:
-		return fmt.Sprintf("on the 1 seed of %d its variants share (%.0f%% window bootstrap intervals)", all, 100*stats.Confidence)
+		return fmt.Sprintf("on the 1 seed of %d its variants share (%.0f%% window t intervals)", all, 100*stats.Confidence)
 	default:
 		return fmt.Sprintf("over the %d seeds of %d its variants share (%s)", tested, all, how)
 	}

@@ -52,13 +52,13 @@ type tidyRow struct {
 var tidyColumns = []string{"variant", "seed", "corpus", "protocol", "T", "L", "window", "metric", "value", "lo", "hi", "interval", "commit"}
 
 // What the intervals cover, as short codes (docs/interop.md): stats'
-// percentile bootstrap at stats.Confidence with stats.BootstrapResamples
-// draws, the resampled unit named; or a range that is no confidence
-// interval. A code is repeated on every row, so it is kept short.
+// Student-t interval at stats.Confidence over the unit named (Welch's for
+// the windows at L and at T); or a range that is no confidence interval.
+// A code is repeated on every row, so it is kept short.
 var (
-	ivWindows = fmt.Sprintf("bootstrap%g:windows", 100*stats.Confidence)             // this model's windows at L
-	ivRatio   = fmt.Sprintf("bootstrap%g:windows-L-and-T", 100*stats.Confidence)     // the windows at L and at T, independently
-	ivPaired  = fmt.Sprintf("bootstrap%g:window-prefix-pairs", 100*stats.Confidence) // windows as (whole window, its first T) pairs
+	ivWindows = fmt.Sprintf("t%g:windows", 100*stats.Confidence)             // this model's windows at L
+	ivRatio   = fmt.Sprintf("welch%g:windows-L-and-T", 100*stats.Confidence)     // the windows at L and at T, independently
+	ivPaired  = fmt.Sprintf("t%g:window-prefix-pairs", 100*stats.Confidence) // windows as (whole window, its first T) pairs
 	ivHeads   = "range:heads"                                                        // smallest and largest per-(layer, head) mean
 )
 

@@ -30,19 +30,29 @@ def t_cdf(x, nu, steps=20000):
 _t975 = {}
 
 
-def t975(n):
-    """Two-sided 95% quantile of t with n-1 degrees of freedom."""
-    if n in _t975:
-        return _t975[n]
+def t_quantile(n, q):
+    """The q quantile of t with n-1 degrees of freedom (q > 0.5)."""
+    if (n, q) in _t975:
+        return _t975[(n, q)]
     lo, hi = 0.0, 50.0
     for _ in range(60):
         mid = (lo + hi) / 2
-        if t_cdf(mid, n - 1) < 0.975:
+        if t_cdf(mid, n - 1) < q:
             lo = mid
         else:
             hi = mid
-    _t975[n] = (lo + hi) / 2
-    return _t975[n]
+    _t975[(n, q)] = (lo + hi) / 2
+    return _t975[(n, q)]
+
+
+def t975(n):
+    """Two-sided 95% quantile of t with n-1 degrees of freedom."""
+    return t_quantile(n, 0.975)
+
+
+def detectable(sd, n):
+    """The log effect a t test on n values detects with 80% power."""
+    return (t975(n) + t_quantile(n, 0.80)) * sd / math.sqrt(n)
 
 
 def mean(x):
@@ -80,10 +90,10 @@ out("prefix_ratio", math.exp(mean(d)))
 per_seed = [[0.10, 0.20, 0.15], [0.05, 0.10, 0.12], [0.20, 0.18, 0.25]]
 out("paired_over_seeds", *geo([math.exp(mean(s)) for s in per_seed])[:3])
 
-# Power: half-width of the log-scale interval, seeds to settle.
-out("detectable_sd0.05_n3", math.exp(t975(3) * 0.05 / math.sqrt(3)))
+# Power (80%): the effect detected, seeds to settle.
+out("detectable_sd0.05_n3", math.exp(detectable(0.05, 3)))
 n = 2
-while t975(n) * 0.05 / math.sqrt(n) >= 0.03:
+while detectable(0.05, n) >= 0.03:
     n += 1
 out("seeds_to_settle_sd0.05_d0.03", n)
 
@@ -98,3 +108,11 @@ for a in (1.072, 1.074):
 out("beats_edge_c", -math.log(f))
 # Keep PPL at T: upper <= 1.03 iff c <= log(1.03) - log(f).
 out("keep_edge_c", math.log(1.03) - math.log(f))
+
+# Windows for 80% power from a window t half-width 0.2 at 16 windows
+# (per-window sd 0.2 * sqrt(16) / t975(16)), to detect 0.1.
+sdw = 0.2 * math.sqrt(16) / t975(16)
+n = 2
+while detectable(sdw, n) >= 0.1:
+    n += 1
+out("windows_to_settle_h0.2_d0.1_w16", n)
