@@ -143,8 +143,12 @@ func renderEvalCorpora(b *strings.Builder, cfg Config, vs []*variantData) {
 			continue
 		}
 		T := first.Protocol.Context
-		fmt.Fprintf(b, "Source `%s`: %d tokens, %d document(s). Cells: ratio PPL(L)/PPL(T) with its %s bootstrap interval over windows (%d windows per length, seed %d). T = %d tokens.\n\n",
-			first.Source, first.Tokens, first.Documents, confidenceText, first.Protocol.Windows, first.Protocol.Seed, T)
+		var counts []string
+		for _, l := range first.Lengths {
+			counts = append(counts, fmt.Sprint(first.Protocol.WindowsAt(l.L)))
+		}
+		fmt.Fprintf(b, "Source `%s`: %d tokens, %d document(s). Cells: ratio PPL(L)/PPL(T) with its %s interval over windows (Welch's t; seed %d): %s. T = %d tokens.\n\n",
+			first.Source, first.Tokens, first.Documents, confidenceText, first.Protocol.Seed, windowDesign(first.Protocol, first, counts), T)
 		ratioTable(b, T, rows)
 		protocolTables(b, T, "####", results, names)
 	}
