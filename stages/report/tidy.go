@@ -112,6 +112,7 @@ func tidyRows(set TidySet) []tidyRow {
 				Lo: math.NaN(), Hi: math.NaN(), Commit: set.Commit}
 			base.Protocol = evaluate.ProtocolRandom
 			out = appendLengths(out, base, e.res.Lengths, true)
+			out = appendPositionCurve(out, base, e.res)
 			for _, p := range e.res.Protocols {
 				base.Protocol = p.Protocol
 				out = appendLengths(out, base, p.Lengths, false)
@@ -147,6 +148,7 @@ func appendLengths(out []tidyRow, base tidyRow, lengths []evaluate.LengthResult,
 					addIv(fmt.Sprintf("far_mass@%d", f.Distance), stats.Interval{Value: f.Mean, Lo: f.HeadMin, Hi: f.HeadMax}, ivHeads)
 				}
 			}
+			out = appendContextGain(out, r, l)
 		}
 		for w, x := range l.WindowLoss {
 			r.Window = w
