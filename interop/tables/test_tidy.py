@@ -24,6 +24,8 @@ import pandas as pd
 
 COLUMNS = ["variant", "seed", "corpus", "protocol", "T", "L", "window", "metric", "value", "lo", "hi", "interval", "commit"]
 INTERVALS = {"t95:windows", "welch95:windows-L-and-T", "t95:window-prefix-pairs", "range:heads"}
+# Metrics kept per window beside a row of their mean over windows.
+WINDOWED = ("position_loss@", "context_gain")
 CURVE_COLUMNS = ["variant", "seed", "T", "step", "metric", "value", "commit"]
 KEY = ["variant", "seed", "corpus", "protocol", "T", "L"]
 
@@ -52,8 +54,15 @@ def main(results):
     check(((iv["lo"] <= iv["value"] + 1e-12) & (iv["value"] <= iv["hi"] + 1e-12)).all(), "a value outside its interval")
     check(df[df["interval"].isna()][["lo", "hi"]].isna().all().all(), "bounds on a row without an interval")
     per_window = df["metric"].isin(["window_loss", "prefix_loss"])
-    check(df.loc[per_window, "window"].notna().all() and df.loc[~per_window, "window"].isna().all(),
+    windowed = df["metric"].str.startswith(WINDOWED)
+    check(df.loc[per_window, "window"].notna().all() and df.loc[~per_window & ~windowed, "window"].isna().all(),
           "window set on an aggregate row or missing on a per-window row")
+    # The position curve's and context gain's means against their window rows.
+    wkey = key + ["metric"]
+    wmean = df[windowed & df["window"].notna()].groupby(wkey)["value"].mean()
+    wagg = df[windowed & df["window"].isna()].set_index(wkey)["value"]
+    wdiff = (wagg.reindex(wmean.index) - wmean).abs().max() if len(wmean) else 0.0
+    check(len(wagg) == len(wmean) and wdiff < 1e-9, f"a position_loss or context_gain mean differs from its window rows' by {wdiff:.2e}")
 
     # The aggregates against the per-window rows they summarise (random protocol: every scored position counts).
     wide = df[df["window"].isna()].pivot_table(index=key, columns="metric", values="value", aggfunc="first")

@@ -14,7 +14,9 @@ import (
 // FormatVersion is eval.json's format. 2 added EqualTokens windows
 // (Config.WindowsAt), LengthResult.PrefixLoss and PrefixRatio; a result
 // without the field is format 1 and reads as before (no prefix ratio).
-const FormatVersion = 2
+// 3 added Result.PositionCurve and LengthResult.ContextGain (absent
+// before).
+const FormatVersion = 3
 
 // Result is the content of eval.json.
 type Result struct {
@@ -38,6 +40,9 @@ type Result struct {
 	// split (DesignPrefixes; every shorter length past T scores their
 	// prefixes).
 	Spans []shards.Span `json:"spans,omitempty"`
+	// PositionCurve is the primary protocol's loss by log-spaced position
+	// bin at the longest length, per window (positions.go). Format 3.
+	PositionCurve *PositionCurve `json:"position_curve,omitempty"`
 }
 
 // ProtocolResult is one further protocol's results (no far-mass
@@ -87,6 +92,9 @@ type LengthResult struct {
 	// of format 1, so the extra EqualTokens windows do not multiply the
 	// diagnostic's cost); primary protocol, PaTH only.
 	StepGaps []StepGap `json:"step_gaps,omitempty"`
+	// ContextGain is the same-token context gain (contextgain.go):
+	// primary protocol, lengths from 2T. Format 3.
+	ContextGain *ContextGain `json:"context_gain,omitempty"`
 }
 
 // FarMass is the mean attention mass beyond Distance, averaged over layers,
@@ -209,6 +217,7 @@ func evaluate(rc *pipeline.RunContext, cfg Config, set *weights.Set, ds *shards.
 	if cfg.Design == DesignPrefixes {
 		s.total = (passes-1)*every + int64(cfg.WindowsAt(cfg.Context)*cfg.Context) + int64(cfg.Windows*cfg.longest())
 	}
+	s.total += cfg.gainTokens()
 	info := ds.Info()
 	res := &Result{Format: FormatVersion, Variant: cfg.Variant, Profile: cfg.Profile, Corpus: cfg.Corpus, Protocol: cfg, Source: info.Source,
 		Tokens: info.Splits[shards.SplitHeldOut].Tokens, Documents: info.Splits[shards.SplitHeldOut].Documents}
@@ -239,7 +248,7 @@ func evaluate(rc *pipeline.RunContext, cfg Config, set *weights.Set, ds *shards.
 			if err != nil {
 				return nil, s.done, err
 			}
-			sc = lengthScores{losses: losses, diags: diags, steps: s.steps}
+			sc = lengthScores{losses: losses, diags: diags, steps: s.steps, windows: windows}
 		}
 		losses := sc.losses
 		lr, err := s.lengthResult(primary, losses, L, mult, &base)
@@ -249,6 +258,14 @@ func evaluate(rc *pipeline.RunContext, cfg Config, set *weights.Set, ds *shards.
 		lr.FarMass, lr.Entropy = summarizeDiagnostics(sc.diags, cfg.FarDistances)
 		if sc.steps != nil {
 			lr.StepGaps = sc.steps.gaps()
+		}
+		if lr.ContextGain, err = s.contextGain(L, sc); err != nil {
+			return nil, s.done, err
+		}
+		if L == cfg.longest() {
+			if res.PositionCurve, err = positionCurve(losses, L); err != nil {
+				return nil, s.done, fmt.Errorf("%s: %w", cfg.stageName(), err)
+			}
 		}
 		res.Lengths = append(res.Lengths, lr)
 		rc.Logf("L=%d: %d windows, PPL %s, ratio %s, prefix ratio %s", L, len(losses), lr.PPL, lr.Ratio, lr.PrefixRatio)

@@ -28,11 +28,13 @@ const (
 )
 
 // lengthScores are one length's per-window losses, diagnostics (first
-// FarWindows windows) and PaTH step sums.
+// FarWindows windows) and PaTH step sums, and the windows' tokens (at
+// least L+1 each; the context gain's short passes read them).
 type lengthScores struct {
-	losses [][]float64
-	diags  [][]nativeeval.HeadStats
-	steps  *stepSums
+	losses  [][]float64
+	diags   [][]nativeeval.HeadStats
+	steps   *stepSums
+	windows [][]int32
 }
 
 // longest is the longest evaluation length.
@@ -78,6 +80,7 @@ func (s *scorer) scorePrefixes(ds *shards.Dataset, path bool) (map[int]lengthSco
 		for k, L := range append(slices.Clone(prefixes), Lmax) {
 			sc := at(L)
 			sc.losses = append(sc.losses, loss[:L])
+			sc.windows = append(sc.windows, win)
 			heads, steps := r.Heads, r.PathSteps
 			if L < Lmax {
 				if len(r.PrefixHeads) > 0 {

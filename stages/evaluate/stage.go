@@ -16,7 +16,10 @@
 // and, on the first FarWindows windows, the attention mass beyond distance D
 // (D = T and T/4) and the attention entropy, averaged over layers, heads and
 // queries; for PaTH models, the mean Householder step per layer and head
-// over every window and its spectral gap (stepgap.go). Config.Protocols adds others beside it (ParseProtocol): windows
+// over every window and its spectral gap (stepgap.go); at the longest
+// length, each window's loss in log-spaced position bins (positions.go);
+// from 2T, the same-token context gain of each window's last T/2
+// positions against a short-context pass (contextgain.go). Config.Protocols adds others beside it (ParseProtocol): windows
 // inside documents, and sliding-window scoring of each window's last S
 // positions, which reuses the primary protocol's forward passes.
 package evaluate

@@ -51,6 +51,8 @@ func render(rc *pipeline.RunContext, cfg Config, vs []*variantData, g seedGroups
 		renderFar(&b, vs, T)
 		renderStepGaps(&b, vs)
 		renderBuckets(&b, vs, T)
+		renderPositionCurves(&b, vs)
+		renderContextGain(&b, vs)
 		renderProtocols(&b, vs, T)
 	}
 	renderEvalCorpora(&b, cfg, vs)

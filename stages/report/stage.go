@@ -234,6 +234,8 @@ func run(rc *pipeline.RunContext, cfg Config) error {
 		{PlotRatio, func() error { return ratioPlot(seeds.combined, filepath.Join(rc.OutDir, PlotRatio)) }},
 		{PlotFar, func() error { return farPlot(vs, filepath.Join(rc.OutDir, PlotFar)) }},
 		{PlotTrain, func() error { return trainPlot(vs, filepath.Join(rc.OutDir, PlotTrain)) }},
+		{"the position curves", func() error { return positionPlots(vs, rc.OutDir) }},
+		{PlotContextGain, func() error { return contextGainPlot(vs, filepath.Join(rc.OutDir, PlotContextGain)) }},
 		{CSVFile, func() error { return writeCSV(filepath.Join(rc.OutDir, CSVFile), rs) }},
 		{ArrowFile, func() error { return writeArrow(filepath.Join(rc.OutDir, ArrowFile), rs) }},
 		{"the tidy tables", func() error { return WriteTidyTables(filepath.Join(rc.OutDir, "results"), tidySet(cfg, vs)) }},

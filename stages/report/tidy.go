@@ -57,9 +57,9 @@ var tidyColumns = []string{"variant", "seed", "corpus", "protocol", "T", "L", "w
 // A code is repeated on every row, so it is kept short.
 var (
 	ivWindows = fmt.Sprintf("t%g:windows", 100*stats.Confidence)             // this model's windows at L
-	ivRatio   = fmt.Sprintf("welch%g:windows-L-and-T", 100*stats.Confidence)     // the windows at L and at T, independently
+	ivRatio   = fmt.Sprintf("welch%g:windows-L-and-T", 100*stats.Confidence) // the windows at L and at T, independently
 	ivPaired  = fmt.Sprintf("t%g:window-prefix-pairs", 100*stats.Confidence) // windows as (whole window, its first T) pairs
-	ivHeads   = "range:heads"                                                        // smallest and largest per-(layer, head) mean
+	ivHeads   = "range:heads"                                                // smallest and largest per-(layer, head) mean
 )
 
 // TidyRun is one trained model as the tidy tables read it.
@@ -112,6 +112,7 @@ func tidyRows(set TidySet) []tidyRow {
 				Lo: math.NaN(), Hi: math.NaN(), Commit: set.Commit}
 			base.Protocol = evaluate.ProtocolRandom
 			out = appendLengths(out, base, e.res.Lengths, true)
+			out = appendPositionCurve(out, base, e.res)
 			for _, p := range e.res.Protocols {
 				base.Protocol = p.Protocol
 				out = appendLengths(out, base, p.Lengths, false)
@@ -147,6 +148,7 @@ func appendLengths(out []tidyRow, base tidyRow, lengths []evaluate.LengthResult,
 					addIv(fmt.Sprintf("far_mass@%d", f.Distance), stats.Interval{Value: f.Mean, Lo: f.HeadMin, Hi: f.HeadMax}, ivHeads)
 				}
 			}
+			out = appendContextGain(out, r, l)
 		}
 		for w, x := range l.WindowLoss {
 			r.Window = w
