@@ -20,8 +20,12 @@ import (
 // p), the family is adjusted by Holm, and each claim's power at its design
 // is simulated (decide.Power). The v2 and v1 rows stay beside them.
 
-// V3Suffix marks a v3 claim's ID.
-const V3Suffix = "-v3"
+// V3Suffix marks a v3 claim's ID, V3XSuffix the v3x claim's (its own
+// family: RoPE extended at inference, issue 41).
+const (
+	V3Suffix  = "-v3"
+	V3XSuffix = "-v3x"
+)
 
 // exploratorySeeds are seeds some design choice was made on (the pilot
 // and the runs before claims v3): a v3 verdict on any of them is
@@ -93,7 +97,7 @@ type v3Judge struct{ perSeed []map[string]*evaluate.Result }
 
 // table is variant values per (seed, window) at multiplier m (0: the
 // longest), over the seeds every variant in vs shares, and how many seeds.
-func (j v3Judge) table(vs []string, m int, f func(rs []*evaluate.Result, k int) ([]float64, error)) ([][]float64, error) {
+func (j v3Judge) table(vs []string, m int, f func(rs []*evaluate.Result, L int) ([]float64, error)) ([][]float64, error) {
 	idx := seedsWith(j.perSeed, vs...)
 	if len(idx) == 0 {
 		return nil, fmt.Errorf("no seed has %s", strings.Join(vs, " and "))
@@ -108,7 +112,7 @@ func (j v3Judge) table(vs []string, m int, f func(rs []*evaluate.Result, k int) 
 		if k < 0 {
 			return nil, fmt.Errorf("%s has no length at or below %dT", vs[0], m)
 		}
-		row, err := f(rs, k)
+		row, err := f(rs, rs[0].Lengths[k].L)
 		if err != nil {
 			return nil, err
 		}
@@ -120,34 +124,52 @@ func (j v3Judge) table(vs []string, m int, f func(rs []*evaluate.Result, k int) 
 	return y, nil
 }
 
-// prefixRow is a variant's log prefix ratio per window at length k.
-func prefixRow(rs []*evaluate.Result, k int) ([]float64, error) {
-	l := rs[0].Lengths[k]
+// lengthAt is r's result at length L.
+func lengthAt(r *evaluate.Result, L int) (evaluate.LengthResult, error) {
+	for _, l := range r.Lengths {
+		if l.L == L {
+			return l, nil
+		}
+	}
+	return evaluate.LengthResult{}, fmt.Errorf("%s was not evaluated at length %d", r.Variant, L)
+}
+
+// prefixRow is a variant's log prefix ratio per window at length L.
+func prefixRow(rs []*evaluate.Result, L int) ([]float64, error) {
+	l, err := lengthAt(rs[0], L)
+	if err != nil {
+		return nil, err
+	}
 	if len(l.PrefixLoss) == 0 {
 		return nil, errFormat1(rs[0].Variant)
 	}
 	return stats.Differences(l.WindowLoss, l.PrefixLoss)
 }
 
-// pairedRow is A's log prefix ratio minus B's per window at length k.
-func pairedRow(rs []*evaluate.Result, k int) ([]float64, error) {
-	a, err := prefixRow(rs[:1], k)
+// pairedRow is A's log prefix ratio minus B's per window at length L.
+func pairedRow(rs []*evaluate.Result, L int) ([]float64, error) {
+	a, err := prefixRow(rs[:1], L)
 	if err != nil {
 		return nil, err
 	}
-	if rs[1].Lengths[k].L != rs[0].Lengths[k].L {
-		return nil, fmt.Errorf("%s and %s have different lengths", rs[0].Variant, rs[1].Variant)
-	}
-	b, err := prefixRow(rs[1:], k)
+	b, err := prefixRow(rs[1:], L)
 	if err != nil {
 		return nil, err
 	}
 	return stats.Differences(a, b)
 }
 
-// lossRow is A's window loss minus B's at length k (the same windows).
-func lossRow(rs []*evaluate.Result, k int) ([]float64, error) {
-	return stats.Differences(rs[0].Lengths[k].WindowLoss, rs[1].Lengths[k].WindowLoss)
+// lossRow is A's window loss minus B's at length L (the same windows).
+func lossRow(rs []*evaluate.Result, L int) ([]float64, error) {
+	a, err := lengthAt(rs[0], L)
+	if err != nil {
+		return nil, err
+	}
+	b, err := lengthAt(rs[1], L)
+	if err != nil {
+		return nil, err
+	}
+	return stats.Differences(a.WindowLoss, b.WindowLoss)
 }
 
 // ClaimsV3 judges the v3 claims over perSeed (seed i's results by
@@ -155,13 +177,9 @@ func lossRow(rs []*evaluate.Result, k int) ([]float64, error) {
 func ClaimsV3(perSeed []map[string]*evaluate.Result, seeds []uint64) ([]Claim, []V3) {
 	j := v3Judge{perSeed}
 	flat := math.Log(flatLimitV2)
-	type spec struct {
-		id, claim, criterion string
-		parts                func() ([]v3Part, error)
-	}
 	// one is a one-interval part at multiplier m (0: the longest), named
 	// what at the length it was read at (a profile may stop short of 16T).
-	one := func(what string, vs []string, m int, f func([]*evaluate.Result, int) ([]float64, error), edge float64, side decide.Side) (v3Part, error) {
+	one := func(what string, vs []string, m int, f func(rs []*evaluate.Result, L int) ([]float64, error), edge float64, side decide.Side) (v3Part, error) {
 		y, err := j.table(vs, m, f)
 		if err != nil {
 			return v3Part{}, err
@@ -169,7 +187,7 @@ func ClaimsV3(perSeed []map[string]*evaluate.Result, seeds []uint64) ([]Claim, [
 		r := j.perSeed[seedsWith(j.perSeed, vs...)[0]][vs[0]]
 		return newPart(fmt.Sprintf("%s at %dT", what, r.Lengths[lengthIndex(r, m)].Multiplier), y, edge, side, true), nil
 	}
-	specs := []spec{
+	specs := []v3Spec{
 		{"accumulated-beats-rope", "accumulated transformations extrapolate better than RoPE (C1)",
 			"at 16T, random-qk's prefix ratio over rope's (paired per seed and window): upper end < 1",
 			func() ([]v3Part, error) {
@@ -230,13 +248,42 @@ func ClaimsV3(perSeed []map[string]*evaluate.Result, seeds []uint64) ([]Claim, [
 			"path-fox's prefix ratio at 128T: upper end <= 1.10; and its PPL at T over path's (paired on the T windows): upper end <= 1.03",
 			func() ([]v3Part, error) { return j.control("path-fox", "path") }},
 	}
+	claims, dec := judgeFamily(specs, seeds, V3Suffix)
+	// v3x (issue 41): a family of its own, so that adding it changes none
+	// of the seven's Holm adjustment (docs/statistics.md, claim v3x).
+	xs := []v3Spec{{"accumulated-beats-extended-rope", "accumulated transformations extrapolate better than RoPE extended at inference by YaRN (v3x)",
+		"random-qk's prefix ratio over rope+yarn's (paired per seed and window): upper end < 1 at 16T and at 128T",
+		func() ([]v3Part, error) {
+			var ps []v3Part
+			for _, m := range []int{16, 0} {
+				p, err := one("random-qk / rope+yarn", []string{"random-qk", "rope+yarn"}, m, pairedRow, 0, decide.Below)
+				if err != nil {
+					return nil, err
+				}
+				ps = append(ps, p)
+			}
+			return ps, nil
+		}}}
+	xc, xd := judgeFamily(xs, seeds, V3XSuffix)
+	return append(claims, xc...), append(dec, xd...)
+}
+
+// v3Spec is a claim to judge: its ID (without suffix), the claim, the
+// criterion in words, and the parts it reads.
+type v3Spec struct {
+	id, claim, criterion string
+	parts                func() ([]v3Part, error)
+}
+
+// judgeFamily judges specs as one Holm family; suffix marks their IDs.
+func judgeFamily(specs []v3Spec, seeds []uint64, suffix string) ([]Claim, []V3) {
 	exp := Exploratory(seeds)
 	claims := make([]Claim, len(specs))
 	dec := make([]V3, len(specs))
 	ps := make([]float64, len(specs))
 	decisive := make([]v3Part, len(specs))
 	for k, s := range specs {
-		c := Claim{ID: s.id + V3Suffix, Claim: s.claim, Criterion: s.criterion, Version: "v3"}
+		c := Claim{ID: s.id + suffix, Claim: s.claim, Criterion: s.criterion, Version: "v3"}
 		parts, err := s.parts()
 		ps[k] = math.NaN()
 		if err != nil {

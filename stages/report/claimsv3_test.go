@@ -182,3 +182,29 @@ func TestClaimsV3Holm(t *testing.T) {
 		t.Errorf("%d claims tested, want 4", tested)
 	}
 }
+
+// The v3x claim pairs random-qk with rope+yarn at 16T and at 128T though
+// rope+yarn was evaluated at T, 16T and 128T only (lengths matched by L),
+// and is its own family: its Holm p is its raw p.
+func TestClaimsV3X(t *testing.T) {
+	per := v3Seeds(5, 8, 0.05, 0.02, map[string]map[int]float64{
+		"random-qk": {16: 0.1, 128: 0.2},
+		"rope+yarn": {16: 0.4, 128: 0.9},
+	})
+	for _, ev := range per { // rope+yarn: T, 16T and 128T only
+		r := ev["rope+yarn"]
+		r.Lengths = append(r.Lengths[:1], r.Lengths[2:]...)
+	}
+	cs, dec := ClaimsV3(per, []uint64{21, 22, 23, 24, 25})
+	for k, c := range cs {
+		if c.ID != "accumulated-beats-extended-rope"+V3XSuffix {
+			continue
+		}
+		d := dec[k]
+		if c.Verdict != "REPRODUCED" || d.PHolm != d.P || !strings.Contains(c.Evidence, "at 16T") || !strings.Contains(c.Evidence, "at 128T") {
+			t.Fatalf("v3x: %s, p %v Holm %v: %s", c.Verdict, d.P, d.PHolm, c.Evidence)
+		}
+		return
+	}
+	t.Fatal("no v3x claim")
+}
