@@ -176,6 +176,8 @@ func CrossedT(y [][]float64) Estimate {
 	switch {
 	case !ok:
 		return estimate(math.NaN(), math.NaN(), 0, "seeds x windows")
+	case c.S == 1 && c.W == 1:
+		return estimate(m, math.NaN(), 0, "seeds")
 	case c.S == 1:
 		return WindowT(y[0])
 	case c.W == 1:

@@ -231,12 +231,16 @@ func ClaimsV3(perSeed []map[string]*evaluate.Result, seeds []uint64) ([]Claim, [
 			func() ([]v3Part, error) {
 				var ps []v3Part
 				for _, v := range []string{"learned-qk", "learned-qkv"} {
+					seen := map[string]bool{} // a profile whose longest length is <= 16T reads one length once
 					for _, m := range []int{16, 0} {
 						p, err := one(v, []string{v}, m, prefixRow, flat, decide.Below)
 						if err != nil {
 							return nil, err
 						}
-						ps = append(ps, p)
+						if !seen[p.what] {
+							seen[p.what] = true
+							ps = append(ps, p)
+						}
 					}
 				}
 				return ps, nil
