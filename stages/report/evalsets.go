@@ -65,7 +65,7 @@ func protocolTables(b *strings.Builder, T int, heading string, results []*evalua
 		return
 	}
 	for k, pr := range first.Protocols {
-		fmt.Fprintf(b, "%s `%s`\n\n%s. Ratios are relative to this protocol's own PPL at T.\n\n", heading, pr.Protocol, capitalize(pr.Description))
+		fmt.Fprintf(b, "%s `%s`\n\n%s. Ratios are relative to this protocol's own PPL at T.%s\n\n", heading, pr.Protocol, capitalize(pr.Description), scoredTokens(pr))
 		var rows []tableRow
 		skipped := map[string]bool{}
 		var skips []string
@@ -152,4 +152,20 @@ func renderEvalCorpora(b *strings.Builder, cfg Config, vs []*variantData) {
 		ratioTable(b, T, rows)
 		protocolTables(b, T, "####", results, names)
 	}
+}
+
+// scoredTokens says how many tokens a protocol scores at each length
+// (windows x scored positions), when it scores fewer than the whole window:
+// a sliding protocol at the longest length rests on these few tokens.
+func scoredTokens(pr evaluate.ProtocolResult) string {
+	var parts []string
+	for _, l := range pr.Lengths {
+		if l.Scored > 0 {
+			parts = append(parts, fmt.Sprintf("%d at %d (%d windows x %d)", len(l.WindowLoss)*l.Scored, l.L, len(l.WindowLoss), l.Scored))
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return " Tokens scored per length: " + strings.Join(parts, ", ") + "."
 }
