@@ -277,6 +277,7 @@ func (r *Runner) execute(ctx context.Context, s *Stage, key Key, done map[string
 		return nil, false, wall, err
 	}
 	os.RemoveAll(attempt)
+	removeDeadAttempts(work, filepath.Base(attempt))
 	os.Remove(work) // only if no other attempt's dir is left in it
 	return art, existed, wall, nil
 }
