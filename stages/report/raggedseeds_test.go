@@ -78,3 +78,36 @@ func TestGroupSeedsKeepsOneSeedVariants(t *testing.T) {
 		}
 	}
 }
+
+// RoPE extended at inference is a report variant of its own (rope+yarn at
+// every seed, rope+pi at the first): the claims read it per seed under
+// that name, and the tables combine it like any variant.
+func TestGroupSeedsReadsRopeExtensions(t *testing.T) {
+	cfg := Config{Variants: []string{"rope", "rope+yarn", "rope+pi"}, Seeds: []uint64{1, 2, 3}, DefaultSeed: 1, SeedVariants: []string{"rope"}}
+	var vs []*variantData
+	for _, r := range cfg.runs() {
+		v := &variantData{name: r.name, variant: r.variant, seed: r.seed}
+		if r.variant != "rope+pi" || r.seed == 1 {
+			v.eval = v2Run(r.variant, flatAt(1.2), nil, nil)
+		}
+		vs = append(vs, v)
+	}
+	g, err := groupSeeds(cfg, vs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range cfg.Seeds {
+		if g.perSeed[i]["rope+yarn"] == nil {
+			t.Errorf("seed %d: perSeed has no rope+yarn", cfg.Seeds[i])
+		}
+		if (g.perSeed[i]["rope+pi"] != nil) != (i == 0) {
+			t.Errorf("seed %d: perSeed rope+pi is %v, want it at the first seed only", cfg.Seeds[i], g.perSeed[i]["rope+pi"] != nil)
+		}
+	}
+	if len(g.combined) != 3 || g.combined[1].variant != "rope+yarn" || g.combined[1].eval == nil || g.combined[2].eval == nil {
+		t.Errorf("combined %v: want rope, rope+yarn, rope+pi with results", g.combined)
+	}
+	if trainedVariant("rope+yarn") != "rope" || trainedVariant("random-qk") != "random-qk" {
+		t.Error("trainedVariant: want rope for rope+yarn and a plain variant unchanged")
+	}
+}
