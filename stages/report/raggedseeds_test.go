@@ -2,6 +2,7 @@ package report
 
 import (
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -109,5 +110,31 @@ func TestGroupSeedsReadsRopeExtensions(t *testing.T) {
 	}
 	if trainedVariant("rope+yarn") != "rope" || trainedVariant("random-qk") != "random-qk" {
 		t.Error("trainedVariant: want rope for rope+yarn and a plain variant unchanged")
+	}
+}
+
+// A RoPE extension evaluates some of the profile's lengths (1, 16, 128 T):
+// its cells sit under their own lengths in the ratio and prefix tables,
+// "-" elsewhere, not shifted left under the shorter lengths.
+func TestTablesAlignExtensionLengths(t *testing.T) {
+	full := v2Run("rope", map[int]float64{2: 0.1, 16: 0.2, 128: 0.3}, nil, nil)
+	ext := v2Run("rope+yarn", map[int]float64{2: 0.1, 16: 0.2, 128: 0.3}, nil, nil)
+	ext.Lengths = slices.Delete(ext.Lengths, 1, 2) // drop 2T
+	vs := []*variantData{{name: "rope", variant: "rope", eval: full}, {name: "rope+yarn", variant: "rope+yarn", eval: ext}}
+	var b strings.Builder
+	renderMainTable(&b, vs, 128, nil, nil) // and the prefix table after it
+	n := 0
+	for _, line := range strings.Split(b.String(), "\n") {
+		if !strings.HasPrefix(line, "| rope+yarn |") {
+			continue
+		}
+		n++
+		cells := strings.Split(line, "|")
+		if len(cells) < 5 || strings.TrimSpace(cells[len(cells)-4]) != "-" || !strings.HasPrefix(strings.TrimSpace(cells[len(cells)-2]), "1.35") {
+			t.Errorf("row %q: want - under 2T and 1.35 (exp 0.3) under 128T", line)
+		}
+	}
+	if n != 2 {
+		t.Errorf("%d rope+yarn rows in\n%s\nwant 2 (ratio and prefix tables)", n, b.String())
 	}
 }
