@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"slices"
 
-	"routebench/modelspec"
+	"routebench/modelspec/ropescale"
 	"routebench/pipeline"
 	"routebench/stages/evaluate"
 	"routebench/stages/report"
@@ -34,8 +34,8 @@ func ExtensionMultipliers(profile []int) []int {
 
 func (p Profile) validateRopeExtensions() error {
 	for i, m := range p.RopeExtensions {
-		if !slices.Contains(modelspec.RopeScalingMethods, m) {
-			return fmt.Errorf("profile %s: rope_extensions: %q is not one of %v", p.Name, m, modelspec.RopeScalingMethods)
+		if !slices.Contains(ropescale.Methods, m) {
+			return fmt.Errorf("profile %s: rope_extensions: %q is not one of %v", p.Name, m, ropescale.Methods)
 		}
 		if slices.Contains(p.RopeExtensions[:i], m) {
 			return fmt.Errorf("profile %s: rope_extensions %v names %s twice; list each method once", p.Name, p.RopeExtensions, m)

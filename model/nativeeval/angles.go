@@ -19,7 +19,7 @@ func putCosSin(dst []float32, psi float64) {
 }
 
 // ropeCosSin: psi_i = modelspec.RopeAngle(i, theta_p), the same for every
-// head, for the frequencies theta ([d/2], modelspec.RopeScaling.Frequencies).
+// head, for the frequencies theta ([d/2], ropescale.Scaling.Frequencies).
 // The table is scaled by qk (a rotation times qk): the same table turns the
 // queries and the keys, so both are multiplied by qk, YaRN's temperature;
 // qk = 1 leaves it exact.

@@ -7,6 +7,7 @@ import (
 	"routebench/model/native"
 
 	"routebench/modelspec"
+	"routebench/modelspec/ropescale"
 )
 
 // Options controls one LogProbs call.
@@ -35,10 +36,10 @@ type Options struct {
 	// without a forward pass of each.
 	Prefixes []int
 	// RopeScaling evaluates a rope model extended at inference (PI, NTK,
-	// YaRN; modelspec.RopeScaling): its frequencies, and YaRN's query and
+	// YaRN; ropescale.Scaling): its frequencies, and YaRN's query and
 	// key scale folded into the rotation table. The zero value, or s = 1,
 	// is plain RoPE bit for bit. Rope models only.
-	RopeScaling modelspec.RopeScaling
+	RopeScaling ropescale.Scaling
 }
 
 // rowBlock is the number of positions the projection, MLP and output

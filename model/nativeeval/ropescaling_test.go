@@ -6,7 +6,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"routebench/modelspec"
+	"routebench/modelspec/ropescale"
 	"routebench/modelspec/weights/weightstest"
 )
 
@@ -74,8 +74,8 @@ func TestRopeScalingMatchesReference(t *testing.T) {
 		}
 		return w
 	}
-	for _, method := range modelspec.RopeScalingMethods {
-		rs := modelspec.RopeScaling{Method: method, Factor: s, TrainLen: T}
+	for _, method := range ropescale.Methods {
+		rs := ropescale.Scaling{Method: method, Factor: s, TrainLen: T}
 		res, err := m.LogProbs(context.Background(), toks, nil, Options{ReturnLogits: true, Workers: 2, RopeScaling: rs})
 		if err != nil {
 			t.Fatal(err)
@@ -107,9 +107,9 @@ func TestRopeScalingUnitFactor(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, method := range modelspec.RopeScalingMethods {
+	for _, method := range ropescale.Methods {
 		got, err := m.LogProbs(context.Background(), toks, toks, Options{Workers: 2,
-			RopeScaling: modelspec.RopeScaling{Method: method, Factor: 1, TrainLen: 16}})
+			RopeScaling: ropescale.Scaling{Method: method, Factor: 1, TrainLen: 16}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -124,7 +124,7 @@ func TestRopeScalingUnitFactor(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := mr.LogProbs(context.Background(), toks, nil, Options{RopeScaling: modelspec.RopeScaling{Method: "yarn", Factor: 2, TrainLen: 16}}); err == nil {
+	if _, err := mr.LogProbs(context.Background(), toks, nil, Options{RopeScaling: ropescale.Scaling{Method: "yarn", Factor: 2, TrainLen: 16}}); err == nil {
 		t.Fatal("yarn on a random-qk model: want an error")
 	}
 }

@@ -5,7 +5,7 @@ import (
 	"slices"
 
 	"routebench/model/nativeeval"
-	"routebench/modelspec"
+	"routebench/modelspec/ropescale"
 	"routebench/stages/tokenize/shards"
 )
 
@@ -19,21 +19,21 @@ import (
 // context gain is not computed: its short pass has no one s.
 
 // validateRopeScaling accepts an empty method or one of
-// modelspec.RopeScalingMethods.
+// ropescale.Methods.
 func (c Config) validateRopeScaling() error {
-	if c.RopeScaling == "" || slices.Contains(modelspec.RopeScalingMethods, c.RopeScaling) {
+	if c.RopeScaling == "" || slices.Contains(ropescale.Methods, c.RopeScaling) {
 		return nil
 	}
-	return fmt.Errorf("%s: rope scaling %q is not one of %v (set rope_extensions to some of them)", c.stageName(), c.RopeScaling, modelspec.RopeScalingMethods)
+	return fmt.Errorf("%s: rope scaling %q is not one of %v (set rope_extensions to some of them)", c.stageName(), c.RopeScaling, ropescale.Methods)
 }
 
 // ropeScaling is the extension at length L: s = L / T; the zero value
 // without Config.RopeScaling.
-func (c Config) ropeScaling(L int) modelspec.RopeScaling {
+func (c Config) ropeScaling(L int) ropescale.Scaling {
 	if c.RopeScaling == "" {
-		return modelspec.RopeScaling{}
+		return ropescale.Scaling{}
 	}
-	return modelspec.RopeScaling{Method: c.RopeScaling, Factor: float64(L) / float64(c.Context), TrainLen: c.Context}
+	return ropescale.Scaling{Method: c.RopeScaling, Factor: float64(L) / float64(c.Context), TrainLen: c.Context}
 }
 
 // prefixPassTokens is the tokens one long window costs under

@@ -8,6 +8,7 @@ import (
 
 	"routebench/model/nativeeval"
 	"routebench/modelspec"
+	"routebench/modelspec/ropescale"
 	"routebench/modelspec/weights/weightstest"
 	"routebench/pipeline"
 	"routebench/stages/tokenize/shards"
@@ -30,7 +31,7 @@ func TestRopeScalingPasses(t *testing.T) {
 	plain := NewConfig("rope", "test", T, []int{1, 2, 8}, 4, 3)
 	plain.Design = DesignPrefixes
 	cfg := plain
-	cfg.RopeScaling = modelspec.RopeScalingYaRN
+	cfg.RopeScaling = ropescale.YaRN
 	if got := cfg.stageName(); got != "evaluate/rope+yarn" {
 		t.Fatalf("stage name %q", got)
 	}
@@ -70,7 +71,7 @@ func TestRopeScalingPasses(t *testing.T) {
 			}
 			direct := func(s float64) float64 {
 				r, err := m.LogProbs(context.Background(), win[:L], win[1:L+1], nativeeval.Options{
-					RopeScaling: modelspec.RopeScaling{Method: "yarn", Factor: s, TrainLen: T}})
+					RopeScaling: ropescale.Scaling{Method: "yarn", Factor: s, TrainLen: T}})
 				if err != nil {
 					t.Fatal(err)
 				}

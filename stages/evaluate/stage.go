@@ -82,7 +82,7 @@ type Config struct {
 	// this order; empty (the default) is the primary protocol alone.
 	Protocols []string `json:"protocols,omitempty"`
 	// RopeScaling evaluates a rope model extended at inference by this
-	// method (modelspec.RopeScalingPI, NTK or YaRN) with s = L / T at each
+	// method (ropescale.PI, NTK or YaRN) with s = L / T at each
 	// length L (ropescaling.go); empty: none. It names the stage
 	// evaluate/<variant>+<method>.
 	RopeScaling string `json:"rope_scaling,omitempty"`
