@@ -161,6 +161,15 @@ func build(p Profile) (*pipeline.Plan, []runStages, error) {
 			}
 		}
 	}
+	ext, extVariants, err := extensionStages(p, runs, tok, seeds[0])
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, e := range ext {
+		in.Evaluate[e.run] = e.stage
+		all = append(all, e.stage)
+	}
+	rep.Variants = slices.Concat(rep.Variants, extVariants)
 	th, err := theory.Stage(p.Theory)
 	if err != nil {
 		return nil, nil, fmt.Errorf("profile %s: %w", p.Name, err)

@@ -70,6 +70,14 @@ type Profile struct {
 	// (inside documents), "sliding:S" (score each window's last S
 	// positions), "windows+sliding:S"; see evaluate.ParseProtocol.
 	EvalProtocols []string `json:"eval_protocols"`
+	// RopeExtensions evaluate the trained rope model extended at inference
+	// (claim v3x, docs/statistics.md): each of "yarn", "pi", "ntk" is a
+	// stage evaluate/rope+<method> reading train/rope, s = L / T at each
+	// length, at the lengths ExtensionMultipliers picks, primary protocol
+	// only, training corpus only. The first listed method is evaluated at
+	// every seed rope is trained at, the others at the first seed only.
+	// Empty (the default): none.
+	RopeExtensions []string `json:"rope_extensions"`
 	// EvalCorpora are further evaluation sets, each "PATH" or "NAME=PATH"
 	// (a file, directory or glob, as in corpus): tokenized on their own with
 	// the training tokenizer, every document evaluation text, and evaluated
@@ -172,7 +180,7 @@ func builtin() map[string]Profile {
 		"cpu": {
 			Name: "cpu", Tokenizer: "bytes", HeldOut: slices.Clone(cpuHeldOut), Train: cpu, Seeds: slices.Clone(cpuSeeds), SeedVariants: slices.Clone(cpuSeedVariants),
 			LengthMultipliers: long, Windows: 8, WindowDesign: evaluate.DesignPrefixes, EvalSeed: 7, EvalProtocols: []string{"sliding:256"}, Theory: theory.CPUConfig(), KernelSpeedCount: 5, KernelSpeedLengths: []int{1024, 4096},
-			StepSpeedRounds: 5, StepSpeedSteps: 2,
+			StepSpeedRounds: 5, StepSpeedSteps: 2, RopeExtensions: []string{"yarn", "pi", "ntk"},
 		},
 		"cpu-v1": {
 			Name: "cpu-v1", Tokenizer: "bytes", Train: cpuV1, Seeds: []uint64{1, 2, 3},
@@ -295,6 +303,9 @@ func (p Profile) validate() error {
 		if _, err := evaluate.ParseProtocol(s); err != nil {
 			return fmt.Errorf("profile %s: eval_protocols: %w", p.Name, err)
 		}
+	}
+	if err := p.validateRopeExtensions(); err != nil {
+		return err
 	}
 	if p.KernelSpeedCount <= 0 || len(p.KernelSpeedLengths) == 0 {
 		return fmt.Errorf("profile %s: kernel_speed_count %d and kernel_speed_lengths %v must be positive/non-empty", p.Name, p.KernelSpeedCount, p.KernelSpeedLengths)

@@ -18,15 +18,24 @@ func putCosSin(dst []float32, psi float64) {
 	dst[0], dst[1] = float32(c), float32(s)
 }
 
-// ropeCosSin: psi_i = modelspec.RopeAngle(i, theta_p), the same for every head.
-func ropeCosSin(L, H, d int, base float64, workers int) []float32 {
-	theta := modelspec.RopeFrequencies(d, base)
+// ropeCosSin: psi_i = modelspec.RopeAngle(i, theta_p), the same for every
+// head, for the frequencies theta ([d/2], ropescale.Scaling.Frequencies).
+// The table is scaled by qk (a rotation times qk): the same table turns the
+// queries and the keys, so both are multiplied by qk, YaRN's temperature;
+// qk = 1 leaves it exact.
+func ropeCosSin(L, H int, theta []float64, qk float64, workers int) []float32 {
+	d := 2 * len(theta)
 	cs := make([]float32, L*H*d)
 	const rows = 256
 	native.ParallelFor((L+rows-1)/rows, workers, func(b int) {
 		for i := b * rows; i < min(L, (b+1)*rows); i++ {
 			for p, th := range theta {
 				putCosSin(cs[(i*H)*d+2*p:], modelspec.RopeAngle(i, th))
+			}
+			if qk != 1 {
+				for k := i * H * d; k < (i*H+1)*d; k++ {
+					cs[k] = float32(float64(cs[k]) * qk)
+				}
 			}
 			for h := 1; h < H; h++ {
 				copy(cs[(i*H+h)*d:(i*H+h+1)*d], cs[i*H*d:(i*H+1)*d])

@@ -42,7 +42,7 @@ func NewAttention(as AttentionSpec) (*Attention, error) {
 	switch as.Rotation {
 	case modelspec.RotationNone:
 	case modelspec.RotationRoPE:
-		s.cs = ropeCosSin(as.L, as.Heads, as.DHead, as.RopeBase, 0)
+		s.cs = ropeCosSin(as.L, as.Heads, modelspec.RopeFrequencies(as.DHead, as.RopeBase), 1, 0)
 	case modelspec.RotationAccumulated:
 		if len(as.Tokens) != as.L {
 			return nil, fmt.Errorf("native: accumulated attention needs %d tokens, got %d", as.L, len(as.Tokens))

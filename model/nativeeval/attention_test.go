@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"routebench/internal/kerneltest"
+	"routebench/modelspec"
 	"testing"
 )
 
@@ -55,7 +56,7 @@ func attnProblem(r *rand.Rand, c attnCase, L, H, d int) (*attnShape, []float32, 
 	s := &attnShape{L: L, H: H, d: d, valueRot: c.valueRot}
 	switch c.rotation {
 	case "rope":
-		s.cs = ropeCosSin(L, H, d, 10000, 2)
+		s.cs = ropeCosSin(L, H, modelspec.RopeFrequencies(d, 10000), 1, 2)
 		for i := 0; i < L; i++ {
 			psi := make([]float64, H*P)
 			for h := 0; h < H; h++ {

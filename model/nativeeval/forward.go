@@ -7,6 +7,7 @@ import (
 	"routebench/model/native"
 
 	"routebench/modelspec"
+	"routebench/modelspec/ropescale"
 )
 
 // Options controls one LogProbs call.
@@ -34,6 +35,11 @@ type Options struct {
 	// length-P prefix, so these are the prefix windows' own diagnostics,
 	// without a forward pass of each.
 	Prefixes []int
+	// RopeScaling evaluates a rope model extended at inference (PI, NTK,
+	// YaRN; ropescale.Scaling): its frequencies, and YaRN's query and
+	// key scale folded into the rotation table. The zero value, or s = 1,
+	// is plain RoPE bit for bit. Rope models only.
+	RopeScaling ropescale.Scaling
 }
 
 // rowBlock is the number of positions the projection, MLP and output
@@ -85,7 +91,8 @@ func (m *Model) LogProbs(ctx context.Context, tokens, targets []int32, opts Opti
 	s := &attnShape{L: L, H: H, d: d, valueRot: a.ValueRot, slopes: m.slopes}
 	switch a.Rotation {
 	case modelspec.RotationRoPE:
-		s.cs = ropeCosSin(L, H, d, a.RopeBase, workers)
+		rs := opts.RopeScaling
+		s.cs = ropeCosSin(L, H, rs.Frequencies(d, a.RopeBase), rs.QKScale(), workers)
 	case modelspec.RotationAccumulated:
 		if a.AngleProj {
 			s.cs = make([]float32, L*H*d) // per layer, from the block input (below)
@@ -263,6 +270,12 @@ func (m *Model) checkInputs(tokens, targets []int32, opts Options) error {
 		if P <= 0 || P >= len(tokens) || (k > 0 && P <= opts.Prefixes[k-1]) {
 			return fmt.Errorf("native: prefixes %v for a window of %d: want increasing lengths in (0, %d)", opts.Prefixes, len(tokens), len(tokens))
 		}
+	}
+	if err := opts.RopeScaling.Validate(); err != nil {
+		return fmt.Errorf("native: %w", err)
+	}
+	if opts.RopeScaling.Method != "" && a.Rotation != modelspec.RotationRoPE {
+		return fmt.Errorf("native: rope scaling %s on %s/%s weights, whose rotation is %q: extensions apply to rope models only", opts.RopeScaling.Method, a.Variant, a.Profile, a.Rotation)
 	}
 	for _, D := range opts.FarDistances {
 		if D < 0 {

@@ -18,6 +18,10 @@ import (
 type weightsView struct {
 	arch modelspec.Arch
 	set  *weights.Set
+	// ropeTheta and qk, when set, replace RoPE's frequencies and multiply
+	// queries and keys (RoPE extended at inference; ropescaling_test.go).
+	ropeTheta []float64
+	qk        float64
 }
 
 func (w *weightsView) t(name string) []float32 {

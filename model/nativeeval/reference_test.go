@@ -140,7 +140,11 @@ func refForwardPath(set *weightsView, tokens []int32, onPath func(n int, rp *ref
 			row := make([]float64, H*P)
 			for hh := 0; hh < H; hh++ {
 				for p := 0; p < P; p++ {
-					row[hh*P+p] = float64(i) * math.Pow(a.RopeBase, -2*float64(p)/float64(d))
+					th := math.Pow(a.RopeBase, -2*float64(p)/float64(d))
+					if set.ropeTheta != nil {
+						th = set.ropeTheta[p]
+					}
+					row[hh*P+p] = float64(i) * th
 				}
 			}
 			psi = append(psi, row)
@@ -178,6 +182,15 @@ func refForwardPath(set *weightsView, tokens []int32, onPath func(n int, rp *ref
 		}
 		in := refAttnIn{L: L, H: H, d: d, q: matmul(x, p("wq"), D, D), k: matmul(x, p("wk"), D, D),
 			v: matmul(x, p("wv"), D, D), psi: psi, valueRot: a.ValueRot, slopes: slopes}
+		if set.qk != 0 {
+			for _, rows := range [][][]float64{in.q, in.k} {
+				for _, r := range rows {
+					for c := range r {
+						r[c] *= set.qk
+					}
+				}
+			}
+		}
 		if a.Householder {
 			rp := newRefPath(set, n, x)
 			in.logit = rp.logit

@@ -151,15 +151,20 @@ const diagFactor = 0.18
 // protocols reuse the primary windows' passes and cost nothing here. Under
 // evaluate.DesignPrefixes the lengths between T and the longest are
 // prefixes of the longest windows' passes (their diagnostics too) and cost
-// nothing either.
+// nothing either, except under an extension (evaluate.Config.RopeScaling),
+// where every length is a pass of its own over the Windows long windows.
 func EvalFlops(c evaluate.Config, m modelspec.Config) float64 {
 	var f float64
 	longest := slices.Max(c.Multipliers)
 	for _, mult := range c.Multipliers {
-		if c.Design == evaluate.DesignPrefixes && mult != 1 && mult != longest {
+		if c.Design == evaluate.DesignPrefixes && c.RopeScaling == "" && mult != 1 && mult != longest {
 			continue
 		}
 		n := c.Context * mult
+		windows := c.WindowsAt(n)
+		if c.Design == evaluate.DesignPrefixes && mult != 1 {
+			windows = c.Windows // the long windows' prefixes (WindowsAt(longest) is Windows)
+		}
 		attn := 1.0
 		if ClassOf(m.Variant) == ClassPaTH {
 			attn = PathAttention(n)
@@ -167,7 +172,7 @@ func EvalFlops(c evaluate.Config, m modelspec.Config) float64 {
 				attn += foxGate
 			}
 		}
-		f += float64(c.WindowsAt(n))*ForwardFlops(m, n, attn) + diagFactor*float64(min(c.FarWindows, c.WindowsAt(n)))*ForwardFlops(m, n, 1)
+		f += float64(windows)*ForwardFlops(m, n, attn) + diagFactor*float64(min(c.FarWindows, windows))*ForwardFlops(m, n, 1)
 	}
 	return f
 }

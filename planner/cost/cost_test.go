@@ -231,9 +231,10 @@ func TestBuiltinCores(t *testing.T) {
 // git history and docs/cost.md.)
 //
 // That run was the cpu profile before claims v3 (3 seeds, 2 windows at
-// 65,536 and every length on its own windows), rebuilt here by overrides.
+// 65,536 and every length on its own windows, no RoPE extensions),
+// rebuilt here by overrides.
 func TestBuiltinMatchesColdRun(t *testing.T) {
-	est, total := Builtin(DevCores).Plan(profilePlan(t, "cpu", "seeds=1,2,3", "train.seed=1", "windows=2", "window_design="))
+	est, total := Builtin(DevCores).Plan(profilePlan(t, "cpu", "seeds=1,2,3", "train.seed=1", "windows=2", "window_design=", "rope_extensions="))
 	if measured := 27*60 + 33.0; math.Abs(total-measured) > 0.2*measured {
 		t.Errorf("cpu profile: built-in total %s, measured cold %s: off by more than 20%%", Duration(total), Duration(measured))
 	}

@@ -38,6 +38,9 @@ type ContextGain struct {
 
 // gainLengths is how many of cfg's lengths get a context gain (L >= 2T).
 func (c Config) gainLengths() int {
+	if c.RopeScaling != "" {
+		return 0 // no context gain under an extension (ropescaling.go)
+	}
 	n := 0
 	for _, m := range c.Multipliers {
 		if m >= 2 {
@@ -60,7 +63,7 @@ func (c Config) gainTokens() int64 {
 func (s *scorer) contextGain(L int, sc lengthScores) (*ContextGain, error) {
 	T := s.cfg.Context
 	S := T / 2
-	if L < 2*T || S == 0 {
+	if L < 2*T || S == 0 || s.cfg.RopeScaling != "" {
 		return nil, nil
 	}
 	n := min(len(sc.windows), s.cfg.Windows)

@@ -124,7 +124,7 @@ func (s *scorer) score(L int, windows [][]int32, diag bool, what string) ([][]fl
 	var losses [][]float64
 	var diags [][]nativeeval.HeadStats
 	for w, win := range windows {
-		opts := nativeeval.Options{}
+		opts := nativeeval.Options{RopeScaling: s.cfg.ropeScaling(L)}
 		if diag && w < s.cfg.FarWindows {
 			opts.FarDistances = s.cfg.FarDistances
 		}
@@ -215,7 +215,7 @@ func evaluate(rc *pipeline.RunContext, cfg Config, set *weights.Set, ds *shards.
 	}
 	s.total = passes * every
 	if cfg.Design == DesignPrefixes {
-		s.total = (passes-1)*every + int64(cfg.WindowsAt(cfg.Context)*cfg.Context) + int64(cfg.Windows*cfg.longest())
+		s.total = (passes-1)*every + int64(cfg.WindowsAt(cfg.Context)*cfg.Context) + int64(cfg.Windows)*cfg.prefixPassTokens()
 	}
 	s.total += cfg.gainTokens()
 	info := ds.Info()

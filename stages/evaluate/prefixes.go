@@ -65,6 +65,12 @@ func (s *scorer) scorePrefixes(ds *shards.Dataset, path bool) (map[int]lengthSco
 		return sc
 	}
 	for w, win := range long {
+		if cfg.RopeScaling != "" {
+			if err := s.scoreScaledPrefixes(w, win, spans[w], append(slices.Clone(prefixes), Lmax), out); err != nil {
+				return nil, nil, err
+			}
+			continue
+		}
 		opts := nativeeval.Options{PathSteps: path, Prefixes: prefixes}
 		if w < cfg.FarWindows {
 			opts.FarDistances = cfg.FarDistances

@@ -81,6 +81,11 @@ type Config struct {
 	// Protocols are evaluated beside the primary one (ParseProtocol), in
 	// this order; empty (the default) is the primary protocol alone.
 	Protocols []string `json:"protocols,omitempty"`
+	// RopeScaling evaluates a rope model extended at inference by this
+	// method (ropescale.PI, NTK or YaRN) with s = L / T at each
+	// length L (ropescaling.go); empty: none. It names the stage
+	// evaluate/<variant>+<method>.
+	RopeScaling string `json:"rope_scaling,omitempty"`
 }
 
 // NewConfig is the protocol for a variant trained at context T.
@@ -105,10 +110,20 @@ func (c Config) WindowsAt(L int) int {
 // stageName is the stage's name: evaluate/<variant>, or
 // evaluate/<variant>@<corpus> on an evaluation corpus.
 func (c Config) stageName() string {
+	name := Kind + "/" + c.RunVariant()
 	if c.Corpus != "" {
-		return Kind + "/" + c.Variant + "@" + c.Corpus
+		return name + "@" + c.Corpus
 	}
-	return Kind + "/" + c.Variant
+	return name
+}
+
+// RunVariant is the name the evaluated model goes by in stage names and
+// the report: the variant, or <variant>+<method> under RopeScaling.
+func (c Config) RunVariant() string {
+	if c.RopeScaling != "" {
+		return c.Variant + "+" + c.RopeScaling
+	}
+	return c.Variant
 }
 
 // MaxMultiplier is the longest evaluation length, in training contexts T:
@@ -143,6 +158,9 @@ func (c Config) Validate() error {
 	case DesignIndependent, DesignPrefixes:
 	default:
 		return fmt.Errorf("%s: window design %q is not %q (the default, own windows at every length) or %q", c.stageName(), c.Design, DesignIndependent, DesignPrefixes)
+	}
+	if err := c.validateRopeScaling(); err != nil {
+		return err
 	}
 	if c.Multipliers[0] != 1 {
 		return fmt.Errorf("%s: multipliers %v must start at 1 (ratios are relative to PPL at T)", c.stageName(), c.Multipliers)
@@ -239,6 +257,9 @@ func run(rc *pipeline.RunContext, cfg Config) error {
 	}
 	if err := cfg.checkVocab(ds.Info(), set.Arch); err != nil {
 		return err
+	}
+	if cfg.RopeScaling != "" && set.Arch.Rotation != modelspec.RotationRoPE {
+		return fmt.Errorf("%s: rope scaling %s needs a rope model, but the weights input's rotation is %q; evaluate extensions of rope variants only", cfg.stageName(), cfg.RopeScaling, set.Arch.Rotation)
 	}
 	start := time.Now()
 	res, tokens, err := evaluate(rc, cfg, set, ds)

@@ -23,7 +23,9 @@ type plotFamily struct {
 }
 
 var (
-	familyBaseline = plotFamily{0, "baselines (nope, rope)", []color.RGBA{{40, 40, 40, 255}, {130, 130, 130, 255}}}
+	// Three greys: nope, rope and rope extended at inference (rope+yarn,
+	// rope+pi, rope+ntk) are five lines, which two shades would draw alike.
+	familyBaseline = plotFamily{0, "baselines (nope, rope, rope extended at inference)", []color.RGBA{{40, 40, 40, 255}, {130, 130, 130, 255}, {85, 85, 85, 255}}}
 	familyRotQK    = plotFamily{1, "accumulated rotation of q, k", []color.RGBA{{31, 90, 180, 255}, {100, 160, 230, 255}, {20, 50, 110, 255}}}
 	familyRotQKV   = plotFamily{2, "accumulated rotation with value transport", []color.RGBA{{30, 140, 60, 255}, {110, 200, 110, 255}, {15, 80, 35, 255}}}
 	familyBias     = plotFamily{3, "distance bias (ALiBi)", []color.RGBA{{230, 120, 20, 255}, {250, 180, 80, 255}, {150, 70, 10, 255}}}
@@ -32,10 +34,11 @@ var (
 
 // familyOf classifies a variant by its parts, never by its name; a name
 // the registry does not know (a sweep's label) is drawn as a baseline. A
-// run's name (variant@seedN) is its variant's.
+// run's name (variant@seedN) is its variant's, and an extension's
+// (rope+yarn) its trained variant's.
 func familyOf(name string) plotFamily {
 	variant, _, _ := strings.Cut(name, "@")
-	v, err := modelspec.LookupVariant(variant)
+	v, err := modelspec.LookupVariant(trainedVariant(variant))
 	switch {
 	case err != nil:
 		return familyBaseline

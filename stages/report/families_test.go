@@ -1,6 +1,7 @@
 package report
 
 import (
+	"fmt"
 	"testing"
 
 	"routebench/modelspec"
@@ -17,13 +18,14 @@ func TestFamilyStyles(t *testing.T) {
 		"alibi": familyBias.name, "random-qkv-alibi": familyBias.name,
 		"path": familyPaTH.name, "path-fox": familyPaTH.name,
 		"random-qk@seed2": familyRotQK.name, "a-sweep-label": familyBaseline.name,
+		"rope+yarn": familyBaseline.name, "rope+pi@seed22": familyBaseline.name, "rope+ntk": familyBaseline.name,
 	}
 	for name, fam := range want {
 		if got := familyOf(name).name; got != fam {
 			t.Errorf("familyOf(%s) = %q, want %q", name, got, fam)
 		}
 	}
-	order, styles := familyStyles(modelspec.DefaultVariants())
+	order, styles := familyStyles(append(modelspec.DefaultVariants(), "rope+yarn", "rope+pi", "rope+ntk"))
 	last := -1
 	for _, name := range order {
 		f := familyOf(name)
@@ -35,12 +37,12 @@ func TestFamilyStyles(t *testing.T) {
 	// Within a family no two lines look alike.
 	type look struct {
 		c    any
-		dash int
+		dash string // the pattern itself: dashed and dotted both have two lengths
 	}
 	seen := map[look]string{}
 	for _, name := range order {
 		st := styles[name]
-		k := look{st.color, len(st.dashes)}
+		k := look{st.color, fmt.Sprint(st.dashes)}
 		if other, ok := seen[k]; ok {
 			t.Errorf("%s and %s are drawn alike", name, other)
 		}

@@ -2,6 +2,7 @@ package report
 
 import (
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -76,5 +77,64 @@ func TestGroupSeedsKeepsOneSeedVariants(t *testing.T) {
 		if c.eval == nil {
 			t.Errorf("combined %s has no results; a variant trained at one seed should show that seed's", c.variant)
 		}
+	}
+}
+
+// RoPE extended at inference is a report variant of its own (rope+yarn at
+// every seed, rope+pi at the first): the claims read it per seed under
+// that name, and the tables combine it like any variant.
+func TestGroupSeedsReadsRopeExtensions(t *testing.T) {
+	cfg := Config{Variants: []string{"rope", "rope+yarn", "rope+pi"}, Seeds: []uint64{1, 2, 3}, DefaultSeed: 1, SeedVariants: []string{"rope"}}
+	var vs []*variantData
+	for _, r := range cfg.runs() {
+		v := &variantData{name: r.name, variant: r.variant, seed: r.seed}
+		if r.variant != "rope+pi" || r.seed == 1 {
+			v.eval = v2Run(r.variant, flatAt(1.2), nil, nil)
+		}
+		vs = append(vs, v)
+	}
+	g, err := groupSeeds(cfg, vs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range cfg.Seeds {
+		if g.perSeed[i]["rope+yarn"] == nil {
+			t.Errorf("seed %d: perSeed has no rope+yarn", cfg.Seeds[i])
+		}
+		if (g.perSeed[i]["rope+pi"] != nil) != (i == 0) {
+			t.Errorf("seed %d: perSeed rope+pi is %v, want it at the first seed only", cfg.Seeds[i], g.perSeed[i]["rope+pi"] != nil)
+		}
+	}
+	if len(g.combined) != 3 || g.combined[1].variant != "rope+yarn" || g.combined[1].eval == nil || g.combined[2].eval == nil {
+		t.Errorf("combined %v: want rope, rope+yarn, rope+pi with results", g.combined)
+	}
+	if trainedVariant("rope+yarn") != "rope" || trainedVariant("random-qk") != "random-qk" {
+		t.Error("trainedVariant: want rope for rope+yarn and a plain variant unchanged")
+	}
+}
+
+// A RoPE extension evaluates some of the profile's lengths (1, 16, 128 T):
+// its cells sit under their own lengths in the ratio and prefix tables,
+// "-" elsewhere, not shifted left under the shorter lengths.
+func TestTablesAlignExtensionLengths(t *testing.T) {
+	full := v2Run("rope", map[int]float64{2: 0.1, 16: 0.2, 128: 0.3}, nil, nil)
+	ext := v2Run("rope+yarn", map[int]float64{2: 0.1, 16: 0.2, 128: 0.3}, nil, nil)
+	ext.Lengths = slices.Delete(ext.Lengths, 1, 2) // drop 2T
+	vs := []*variantData{{name: "rope", variant: "rope", eval: full}, {name: "rope+yarn", variant: "rope+yarn", eval: ext}}
+	var b strings.Builder
+	renderMainTable(&b, vs, 128, nil, nil) // and the prefix table after it
+	n := 0
+	for _, line := range strings.Split(b.String(), "\n") {
+		if !strings.HasPrefix(line, "| rope+yarn |") {
+			continue
+		}
+		n++
+		cells := strings.Split(line, "|")
+		if len(cells) < 5 || strings.TrimSpace(cells[len(cells)-4]) != "-" || !strings.HasPrefix(strings.TrimSpace(cells[len(cells)-2]), "1.35") {
+			t.Errorf("row %q: want - under 2T and 1.35 (exp 0.3) under 128T", line)
+		}
+	}
+	if n != 2 {
+		t.Errorf("%d rope+yarn rows in\n%s\nwant 2 (ratio and prefix tables)", n, b.String())
 	}
 }

@@ -145,8 +145,12 @@ func renderMainTable(b *strings.Builder, vs []*variantData, T int, seeds []uint6
 			continue
 		}
 		fmt.Fprintf(b, "| %s | %.3f [%.3f, %.3f] |", v.name, v.eval.Lengths[0].PPL.Value, v.eval.Lengths[0].PPL.Lo, v.eval.Lengths[0].PPL.Hi)
-		for _, l := range v.eval.Lengths {
-			fmt.Fprintf(b, " %.2f [%.2f, %.2f] |", l.Ratio.Value, l.Ratio.Lo, l.Ratio.Hi)
+		for _, m := range mults {
+			if l, ok := lengthAt(v.eval, m); ok {
+				fmt.Fprintf(b, " %.2f [%.2f, %.2f] |", l.Ratio.Value, l.Ratio.Lo, l.Ratio.Hi)
+			} else {
+				b.WriteString(" - |")
+			}
 		}
 		b.WriteString("\n")
 	}
@@ -187,13 +191,23 @@ func lengthNames(r *evaluate.Result) string {
 // renderPrefixTable writes the paired prefix ratio beside the paper's
 // ratio (docs/statistics.md): the v2 claims read it. Results of format 1
 // have none and show "-".
+// lengthAt is r's length m x T, if r evaluated it (a RoPE extension
+// evaluates only some of the profile's lengths).
+func lengthAt(r *evaluate.Result, m int) (evaluate.LengthResult, bool) {
+	for _, l := range r.Lengths {
+		if l.Multiplier == m {
+			return l, true
+		}
+	}
+	return evaluate.LengthResult{}, false
+}
+
 func renderPrefixTable(b *strings.Builder, vs []*variantData) {
 	b.WriteString("### Paired prefix ratio (the v2 claims' ratio)\n\nEach window's loss over its L positions against the same window's first T positions, averaged over windows (interval: the t over windows, or over seeds the geometric mean with its log-scale t-interval over seeds, conditional on these windows: `seeds | windows`; the v3 claims read the seeds x windows interval). The table above is the paper's ratio (independent windows per length).\n\n| variant |")
-	var first *evaluate.Result
+	var first *evaluate.Result // the run with the most lengths: the columns
 	for _, v := range vs {
-		if v.eval != nil {
+		if v.eval != nil && (first == nil || len(v.eval.Lengths) > len(first.Lengths)) {
 			first = v.eval
-			break
 		}
 	}
 	if first == nil {
@@ -208,8 +222,9 @@ func renderPrefixTable(b *strings.Builder, vs []*variantData) {
 			continue
 		}
 		fmt.Fprintf(b, "| %s |", v.name)
-		for _, l := range v.eval.Lengths {
-			if l.PrefixRatio == nil {
+		for _, c := range first.Lengths {
+			l, ok := lengthAt(v.eval, c.Multiplier)
+			if !ok || l.PrefixRatio == nil {
 				b.WriteString(" - |")
 			} else {
 				fmt.Fprintf(b, " %.2f [%.2f, %.2f] |", l.PrefixRatio.Value, l.PrefixRatio.Lo, l.PrefixRatio.Hi)

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"routebench/modelspec"
 	"routebench/pipeline"
@@ -87,6 +88,14 @@ func (c Config) runs() []runID {
 		}
 	}
 	return out
+}
+
+// trainedVariant is the registry variant a report variant's weights are:
+// the variant, or for RoPE extended at inference (rope+yarn, rope+pi,
+// rope+ntk: evaluate.Config.RunVariant) the part before the "+".
+func trainedVariant(v string) string {
+	base, _, _ := strings.Cut(v, "+")
+	return base
 }
 
 func trainInput(v string) string { return "train-" + v }
@@ -192,10 +201,10 @@ func load(rc *pipeline.RunContext, cfg Config) ([]*variantData, error) {
 		if v.eval, err = readOptional[evaluate.Result](rc, evalInput(name), evaluate.ResultFile); err != nil {
 			return nil, err
 		}
-		if v.angleShift, err = learnedShift(rc, r.variant, name, v.train); err != nil {
+		if v.angleShift, err = learnedShift(rc, trainedVariant(r.variant), name, v.train); err != nil {
 			return nil, err
 		}
-		if v.angleProj, err = learnedProjection(rc, r.variant, name, v.train); err != nil {
+		if v.angleProj, err = learnedProjection(rc, trainedVariant(r.variant), name, v.train); err != nil {
 			return nil, err
 		}
 		v.corpora = map[string]*evaluate.Result{}
