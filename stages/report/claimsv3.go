@@ -124,8 +124,8 @@ func (j v3Judge) table(vs []string, m int, f func(rs []*evaluate.Result, L int) 
 	return y, nil
 }
 
-// lengthAt is r's result at length L.
-func lengthAt(r *evaluate.Result, L int) (evaluate.LengthResult, error) {
+// lengthOfL is r's result at length L.
+func lengthOfL(r *evaluate.Result, L int) (evaluate.LengthResult, error) {
 	for _, l := range r.Lengths {
 		if l.L == L {
 			return l, nil
@@ -136,7 +136,7 @@ func lengthAt(r *evaluate.Result, L int) (evaluate.LengthResult, error) {
 
 // prefixRow is a variant's log prefix ratio per window at length L.
 func prefixRow(rs []*evaluate.Result, L int) ([]float64, error) {
-	l, err := lengthAt(rs[0], L)
+	l, err := lengthOfL(rs[0], L)
 	if err != nil {
 		return nil, err
 	}
@@ -161,11 +161,11 @@ func pairedRow(rs []*evaluate.Result, L int) ([]float64, error) {
 
 // lossRow is A's window loss minus B's at length L (the same windows).
 func lossRow(rs []*evaluate.Result, L int) ([]float64, error) {
-	a, err := lengthAt(rs[0], L)
+	a, err := lengthOfL(rs[0], L)
 	if err != nil {
 		return nil, err
 	}
-	b, err := lengthAt(rs[1], L)
+	b, err := lengthOfL(rs[1], L)
 	if err != nil {
 		return nil, err
 	}

@@ -188,9 +188,6 @@ func lengthNames(r *evaluate.Result) string {
 	return strings.Join(out, ", ")
 }
 
-// renderPrefixTable writes the paired prefix ratio beside the paper's
-// ratio (docs/statistics.md): the v2 claims read it. Results of format 1
-// have none and show "-".
 // lengthAt is r's length m x T, if r evaluated it (a RoPE extension
 // evaluates only some of the profile's lengths).
 func lengthAt(r *evaluate.Result, m int) (evaluate.LengthResult, bool) {
@@ -202,6 +199,9 @@ func lengthAt(r *evaluate.Result, m int) (evaluate.LengthResult, bool) {
 	return evaluate.LengthResult{}, false
 }
 
+// renderPrefixTable writes the paired prefix ratio beside the paper's
+// ratio (docs/statistics.md): the v2 claims read it. Results of format 1
+// have none and show "-".
 func renderPrefixTable(b *strings.Builder, vs []*variantData) {
 	b.WriteString("### Paired prefix ratio (the v2 claims' ratio)\n\nEach window's loss over its L positions against the same window's first T positions, averaged over windows (interval: the t over windows, or over seeds the geometric mean with its log-scale t-interval over seeds, conditional on these windows: `seeds | windows`; the v3 claims read the seeds x windows interval). The table above is the paper's ratio (independent windows per length).\n\n| variant |")
 	var first *evaluate.Result // the run with the most lengths: the columns
