@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"routebench/artifacts"
 	"sync"
 	"time"
 )
@@ -58,9 +59,11 @@ func (r *Runner) openStreamLog(s *Stage, key Key) *streamLog {
 		fmt.Fprintf(r.logw(), "%s: stream log: %v; the stage runs on without it\n", s.Name, err)
 	}
 	path := StreamLogPath(r.Store.Root(), s.Name)
-	err := os.MkdirAll(filepath.Dir(path), 0o755)
+	// Group-writable as the store's other dirs (artifacts.DirPerm, less
+	// the umask): on a shared store another user's job appends here too.
+	err := os.MkdirAll(filepath.Dir(path), artifacts.DirPerm)
 	if err == nil {
-		l.f, err = os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+		l.f, err = os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o664)
 	}
 	if err != nil {
 		l.warned = true
