@@ -22,7 +22,7 @@
 #               tokens: gomlx's blockwise evaluator on XLA against the native
 #               CPU evaluator (all cores), times and agreement
 #               (model/nativeeval/xla_eval_test.go)
-#   eval        one window at 512 and at 65,536 tokens of both trained models,
+#   eval        two windows at 512 and at 65,536 tokens (one is refused: no interval) of both trained models,
 #               through the pipeline's evaluate stage (native evaluator)
 #   agree-tf32  the agreement test again under XLA's defaults
 #   smoke       the smoke profile trained on XLA, gated against the CPU
@@ -169,9 +169,9 @@ export -f agree eval_xla rb smoke
 
 export cfg=$OUT/$PROFILE-check.json
 if [ "$PROFILE" = paper ]; then
-  echo "{\"train\": {\"steps\": $STEPS}, \"windows\": 1, \"length_multipliers\": [1, 128]}" >"$cfg"
+  echo "{\"train\": {\"steps\": $STEPS}, \"windows\": 2, \"length_multipliers\": [1, 128]}" >"$cfg"
 else
-  echo "{\"train\": {\"steps\": $STEPS}, \"windows\": 1, \"length_multipliers\": [1, 2]}" >"$cfg"
+  echo "{\"train\": {\"steps\": $STEPS}, \"windows\": 2, \"length_multipliers\": [1, 2]}" >"$cfg"
 fi
 export OUT SMOKE_TOL
 
