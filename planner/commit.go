@@ -37,8 +37,16 @@ func exportedPathspecs() []string {
 
 // commitLabel is commit for the checkout holding dir ("" for the working
 // directory).
+//
+// The revision is the newest commit that changed the source, not HEAD: a
+// commit of the exports alone (RESULTS.md after make reproduce) changes no
+// source, so it must not re-key the report it just committed.
 func commitLabel(dir string) string {
-	rev, err := git(dir, "describe", "--always", "--abbrev=12")
+	src, err := git(dir, append([]string{"log", "-1", "--format=%H", "--", ":(top)"}, exportedPathspecs()...)...)
+	if err != nil || src == "" {
+		src = "HEAD"
+	}
+	rev, err := git(dir, "describe", "--always", "--abbrev=12", src)
 	if err != nil {
 		return "unknown"
 	}

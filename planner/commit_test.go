@@ -72,3 +72,29 @@ func TestCommitLabelIgnoresExports(t *testing.T) {
 		t.Fatalf("outside a checkout: label %q, want unknown", got)
 	}
 }
+
+// A commit of the exports alone (RESULTS.md after make reproduce) keeps
+// the label, so the report it committed stays cached; a commit of source
+// moves it.
+func TestCommitLabelSkipsExportCommits(t *testing.T) {
+	dir := gitRepo(t)
+	before := commitLabel(dir)
+	commitAll := func(msg string) {
+		for _, args := range [][]string{{"add", "-A"}, {"-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", msg}} {
+			if out, err := exec.Command("git", append([]string{"-C", dir}, args...)...).CombinedOutput(); err != nil {
+				t.Fatalf("git %v: %v\n%s", args, err, out)
+			}
+		}
+	}
+	writeFile(t, filepath.Join(dir, "RESULTS.md"), "new results\n")
+	writeFile(t, filepath.Join(dir, "results/ppl_ratio.png"), "new plot\n")
+	commitAll("results")
+	if got := commitLabel(dir); got != before {
+		t.Fatalf("after committing exports only: label %q, want %q", got, before)
+	}
+	writeFile(t, filepath.Join(dir, "main.go"), "package main // edited\n")
+	commitAll("source")
+	if got := commitLabel(dir); got == before || strings.HasSuffix(got, "-dirty") {
+		t.Fatalf("after committing source: label %q, want a new clean revision (was %q)", got, before)
+	}
+}
