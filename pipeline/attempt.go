@@ -19,11 +19,7 @@ func (r *Runner) attemptName() string {
 	if r.Attempt != "" {
 		return r.Attempt
 	}
-	host, err := os.Hostname()
-	if err != nil {
-		host = "host"
-	}
-	host = unsafeName.ReplaceAllString(host, "_")
+	host := attemptHost()
 	if job := os.Getenv("SLURM_JOB_ID"); job != "" {
 		restart := os.Getenv("SLURM_RESTART_COUNT")
 		if restart == "" {
@@ -32,6 +28,16 @@ func (r *Runner) attemptName() string {
 		return unsafeName.ReplaceAllString(fmt.Sprintf("job%s.attempt%s.%s.pid%d", job, restart, host, os.Getpid()), "_")
 	}
 	return fmt.Sprintf("%s.pid%d.%d", host, os.Getpid(), time.Now().UnixNano())
+}
+
+// attemptHost is this host's name as attempt names carry it ("host" when
+// the system gives none).
+func attemptHost() string {
+	host, err := os.Hostname()
+	if err != nil {
+		host = "host"
+	}
+	return unsafeName.ReplaceAllString(host, "_")
 }
 
 // resumeScratch copies into scratch, for each file name, the newest

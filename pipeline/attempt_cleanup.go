@@ -21,11 +21,7 @@ var pidInName = regexp.MustCompile(`\.pid(\d+)(\.|$)`)
 // straggler may still be writing, and removing its files is what the
 // per-attempt dirs exist to prevent.
 func removeDeadAttempts(work, self string) {
-	host, err := os.Hostname()
-	if err != nil {
-		return
-	}
-	host = unsafeName.ReplaceAllString(host, "_")
+	host := attemptHost()
 	ents, err := os.ReadDir(work)
 	if err != nil {
 		return

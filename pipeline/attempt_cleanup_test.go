@@ -11,11 +11,7 @@ import (
 // After a commit, a dead attempt of this host goes; a live one, this
 // attempt's own name and another host's attempt stay.
 func TestRemoveDeadAttempts(t *testing.T) {
-	host, err := os.Hostname()
-	if err != nil {
-		t.Skip("no hostname")
-	}
-	host = unsafeName.ReplaceAllString(host, "_")
+	host := attemptHost()
 	cmd := exec.Command("true")
 	if err := cmd.Run(); err != nil {
 		t.Skip("cannot run true:", err)

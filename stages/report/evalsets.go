@@ -143,12 +143,8 @@ func renderEvalCorpora(b *strings.Builder, cfg Config, vs []*variantData) {
 			continue
 		}
 		T := first.Protocol.Context
-		var counts []string
-		for _, l := range first.Lengths {
-			counts = append(counts, fmt.Sprint(first.Protocol.WindowsAt(l.L)))
-		}
 		fmt.Fprintf(b, "Source `%s`: %d tokens, %d document(s). Cells: ratio PPL(L)/PPL(T) with its %s interval over windows (Welch's t; seed %d): %s. T = %d tokens.\n\n",
-			first.Source, first.Tokens, first.Documents, confidenceText, first.Protocol.Seed, windowDesign(first.Protocol, first, counts), T)
+			first.Source, first.Tokens, first.Documents, confidenceText, first.Protocol.Seed, windowDesign(first), T)
 		ratioTable(b, T, rows)
 		protocolTables(b, T, "####", results, names)
 	}

@@ -156,19 +156,20 @@ func renderMainTable(b *strings.Builder, vs []*variantData, T int, seeds []uint6
 	}
 	if len(vs) > 0 && vs[0].eval != nil {
 		pr := vs[0].eval.Protocol
-		var counts []string
-		for _, l := range vs[0].eval.Lengths {
-			counts = append(counts, fmt.Sprint(pr.WindowsAt(l.L)))
-		}
 		fmt.Fprintf(b, "\nProtocol: seeded windows from the held-out split (seed %d), the same for every model: %s; loss averaged over all positions of each window; intervals: Student-t over windows (Welch's for the paper ratio, whose two lengths have different windows), covering these windows' sampling, one seed.\n\n",
-			pr.Seed, windowDesign(pr, vs[0].eval, counts))
+			pr.Seed, windowDesign(vs[0].eval))
 	}
 	renderPrefixTable(b, vs)
 }
 
-// windowDesign says how many windows each length scored and how they were
-// drawn.
-func windowDesign(pr evaluate.Config, r *evaluate.Result, counts []string) string {
+// windowDesign says how many windows each length of r scored and how they
+// were drawn.
+func windowDesign(r *evaluate.Result) string {
+	pr := r.Protocol
+	var counts []string
+	for _, l := range r.Lengths {
+		counts = append(counts, fmt.Sprint(pr.WindowsAt(l.L)))
+	}
 	if pr.Design == evaluate.DesignPrefixes && len(r.Lengths) > 1 {
 		docs := map[string]bool{}
 		for _, sp := range r.Spans {
