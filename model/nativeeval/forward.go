@@ -40,6 +40,13 @@ type Options struct {
 	// key scale folded into the rotation table. The zero value, or s = 1,
 	// is plain RoPE bit for bit. Rope models only.
 	RopeScaling ropescale.Scaling
+	// ProbeQueries, increasing positions, turn on the mechanism probe
+	// (probe.go): each layer's and head's exact attention row of each
+	// listed query, by log2-distance bin, with the far mass, coherence
+	// and bound beyond ProbeFar (sources j with i - j > ProbeFar), in
+	// Result.Probe. Costs O(L d) per query, layer and head.
+	ProbeQueries []int
+	ProbeFar     int
 }
 
 // rowBlock is the number of positions the projection, MLP and output
@@ -65,6 +72,9 @@ type Result struct {
 	// the first Options.Prefixes[k] positions.
 	PrefixHeads     [][]HeadStats
 	PrefixPathSteps [][]PathStepSum
+	// Probe holds the probe rows layer-major, then query, then head,
+	// only with Options.ProbeQueries.
+	Probe []ProbeRow
 }
 
 // rowScratch is one worker's memory for the row-block stages.
@@ -162,8 +172,9 @@ func (m *Model) LogProbs(ctx context.Context, tokens, targets []int32, opts Opti
 		if len(opts.FarDistances) > 0 {
 			diag = newLayerDiag(H, L, opts.FarDistances)
 		}
+		var st *pathSteps
 		if ly.path != nil {
-			st := computePathSteps(ly.path, pz, pbg, L, H, d, workers)
+			st = computePathSteps(ly.path, pz, pbg, L, H, d, workers)
 			if opts.PathSteps {
 				res.PathSteps = append(res.PathSteps, st.sums(n, L, L, H, d, workers)...)
 				if n == 0 {
@@ -177,6 +188,9 @@ func (m *Model) LogProbs(ctx context.Context, tokens, targets []int32, opts Opti
 			pathAttend(s, bufs, st, pblocks, att, workers, diag)
 		} else {
 			bufs.attend(s, att, workers, diag)
+		}
+		if len(opts.ProbeQueries) > 0 {
+			res.Probe = append(res.Probe, probeLayer(s, bufs, st, att, n, opts.ProbeQueries, opts.ProbeFar, workers)...)
 		}
 		if diag != nil {
 			res.Heads = append(res.Heads, diag.summarize(n, L)...)
@@ -270,6 +284,9 @@ func (m *Model) checkInputs(tokens, targets []int32, opts Options) error {
 		if P <= 0 || P >= len(tokens) || (k > 0 && P <= opts.Prefixes[k-1]) {
 			return fmt.Errorf("native: prefixes %v for a window of %d: want increasing lengths in (0, %d)", opts.Prefixes, len(tokens), len(tokens))
 		}
+	}
+	if err := checkProbe(opts.ProbeQueries, opts.ProbeFar, len(tokens)); err != nil {
+		return err
 	}
 	if err := opts.RopeScaling.Validate(); err != nil {
 		return fmt.Errorf("native: %w", err)
