@@ -16,7 +16,9 @@ import (
 // without the field is format 1 and reads as before (no prefix ratio).
 // 3 added Result.PositionCurve and LengthResult.ContextGain (absent
 // before).
-const FormatVersion = 3
+//
+// 4 added Result.Mechanism (the mechanism probe).
+const FormatVersion = 4
 
 // Result is the content of eval.json.
 type Result struct {
@@ -43,6 +45,8 @@ type Result struct {
 	// PositionCurve is the primary protocol's loss by log-spaced position
 	// bin at the longest length, per window (positions.go). Format 3.
 	PositionCurve *PositionCurve `json:"position_curve,omitempty"`
+	// Mechanism is the mechanism probe by length (mechanism.go). Format 4.
+	Mechanism *Mechanism `json:"mechanism,omitempty"`
 }
 
 // ProtocolResult is one further protocol's results (no far-mass
@@ -115,7 +119,8 @@ type scorer struct {
 	cfg         Config
 	m           *nativeeval.Model
 	done, total int64
-	steps       *stepSums // PaTH: the step sums of the current length's primary windows; nil otherwise
+	steps       *stepSums  // PaTH: the step sums of the current length's primary windows; nil otherwise
+	probes      *probeSums // the current length's mechanism-probe rows (first Windows windows); nil: no probe
 }
 
 // score returns each window's per-position losses (nats) and, on its first
@@ -129,6 +134,9 @@ func (s *scorer) score(L int, windows [][]int32, diag bool, what string) ([][]fl
 			opts.FarDistances = s.cfg.FarDistances
 		}
 		opts.PathSteps = diag && s.steps != nil && w < s.cfg.Windows
+		if diag && s.probes != nil && w < s.cfg.Windows {
+			opts.ProbeQueries, opts.ProbeFar = s.cfg.probeQueries(L), s.cfg.Context
+		}
 		out, err := s.m.LogProbs(s.rc.Context, win[:L], win[1:L+1], opts)
 		if err != nil {
 			return nil, nil, fmt.Errorf("%s, length %d, window %d: %w", s.cfg.stageName(), L, w, err)
@@ -138,6 +146,9 @@ func (s *scorer) score(L int, windows [][]int32, diag bool, what string) ([][]fl
 			loss[i] = -lp
 		}
 		losses = append(losses, loss)
+		if len(opts.ProbeQueries) > 0 {
+			s.probes.add(out.Probe)
+		}
 		if len(out.Heads) > 0 {
 			diags = append(diags, out.Heads)
 		}
@@ -244,11 +255,13 @@ func evaluate(rc *pipeline.RunContext, cfg Config, set *weights.Set, ds *shards.
 			if set.Arch.Householder {
 				s.steps = &stepSums{}
 			}
+			s.probes = cfg.newProbeSums()
 			losses, diags, err := s.score(L, windows, true, "")
 			if err != nil {
 				return nil, s.done, err
 			}
-			sc = lengthScores{losses: losses, diags: diags, steps: s.steps, windows: windows}
+			sc = lengthScores{losses: losses, diags: diags, steps: s.steps, windows: windows, probes: s.probes}
+			s.probes = nil
 		}
 		losses := sc.losses
 		lr, err := s.lengthResult(primary, losses, L, mult, &base)
@@ -258,6 +271,16 @@ func evaluate(rc *pipeline.RunContext, cfg Config, set *weights.Set, ds *shards.
 		lr.FarMass, lr.Entropy = summarizeDiagnostics(sc.diags, cfg.FarDistances)
 		if sc.steps != nil {
 			lr.StepGaps = sc.steps.gaps()
+		}
+		if sc.probes != nil {
+			ml, err := sc.probes.summarize(L, cfg.Context)
+			if err != nil {
+				return nil, s.done, fmt.Errorf("%s: %w", cfg.stageName(), err)
+			}
+			if res.Mechanism == nil {
+				res.Mechanism = &Mechanism{Queries: cfg.ProbeQueries, Far: cfg.Context}
+			}
+			res.Mechanism.Lengths = append(res.Mechanism.Lengths, ml)
 		}
 		if lr.ContextGain, err = s.contextGain(L, sc); err != nil {
 			return nil, s.done, err

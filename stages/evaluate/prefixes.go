@@ -35,6 +35,7 @@ type lengthScores struct {
 	diags   [][]nativeeval.HeadStats
 	steps   *stepSums
 	windows [][]int32
+	probes  *probeSums // the mechanism probe's rows; nil without it
 }
 
 // longest is the longest evaluation length.
@@ -62,8 +63,18 @@ func (s *scorer) scorePrefixes(ds *shards.Dataset, path bool) (map[int]lengthSco
 		if path && sc.steps == nil {
 			sc.steps = &stepSums{}
 		}
+		if sc.probes == nil {
+			sc.probes = cfg.newProbeSums()
+		}
 		return sc
 	}
+	// The probe's queries of every length, T's among them (the long
+	// windows' first T positions), from the one pass.
+	var probeQ []int
+	for _, L := range append([]int{T}, append(slices.Clone(prefixes), Lmax)...) {
+		probeQ = append(probeQ, cfg.probeQueries(L)...)
+	}
+	probeT := cfg.newProbeSums()
 	for w, win := range long {
 		if cfg.RopeScaling != "" {
 			if err := s.scoreScaledPrefixes(w, win, spans[w], append(slices.Clone(prefixes), Lmax), out); err != nil {
@@ -74,6 +85,9 @@ func (s *scorer) scorePrefixes(ds *shards.Dataset, path bool) (map[int]lengthSco
 		opts := nativeeval.Options{PathSteps: path, Prefixes: prefixes}
 		if w < cfg.FarWindows {
 			opts.FarDistances = cfg.FarDistances
+		}
+		if probeT != nil {
+			opts.ProbeQueries, opts.ProbeFar = probeQ, T
 		}
 		r, err := s.m.LogProbs(s.rc.Context, win[:Lmax], win[1:Lmax+1], opts)
 		if err != nil {
@@ -104,7 +118,13 @@ func (s *scorer) scorePrefixes(ds *shards.Dataset, path bool) (map[int]lengthSco
 					return nil, nil, fmt.Errorf("%s, length %d, window %d: %w", cfg.stageName(), L, w, err)
 				}
 			}
+			if sc.probes != nil {
+				sc.probes.add(splitProbe(r.Probe, cfg.probeQueries(L)))
+			}
 			out[L] = sc
+		}
+		if probeT != nil {
+			probeT.add(splitProbe(r.Probe, cfg.probeQueries(T)))
 		}
 		s.done += int64(Lmax)
 		s.rc.Progress(s.done, s.total, fmt.Sprintf("L=%d window %d/%d (%s; prefixes score %v)", Lmax, w+1, len(long), spans[w].Doc, prefixes))
@@ -121,6 +141,6 @@ func (s *scorer) scorePrefixes(ds *shards.Dataset, path bool) (map[int]lengthSco
 	if err != nil {
 		return nil, nil, err
 	}
-	out[T] = lengthScores{losses: losses, diags: diags, steps: s.steps}
+	out[T] = lengthScores{losses: losses, diags: diags, steps: s.steps, probes: probeT}
 	return out, spans, nil
 }

@@ -77,6 +77,10 @@ type Config struct {
 	Seed         uint64 `json:"seed"`
 	FarDistances []int  `json:"far_distances"`
 	FarWindows   int    `json:"far_windows"` // windows per length that also get the diagnostic
+	// ProbeQueries is the number of mechanism-probe queries per window and
+	// length (mechanism.go; claims v4m), in the last T positions of each
+	// length's window; 0: no probe.
+	ProbeQueries int `json:"probe_queries,omitempty"`
 	Confidence   float64
 	// Protocols are evaluated beside the primary one (ParseProtocol), in
 	// this order; empty (the default) is the primary protocol alone.
@@ -92,7 +96,7 @@ type Config struct {
 func NewConfig(variant, profile string, T int, multipliers []int, windows int, seed uint64) Config {
 	return Config{Variant: variant, Profile: profile, Context: T, Multipliers: multipliers, Windows: windows,
 		Seed: seed, FarDistances: []int{T / 4, T}, FarWindows: min(4, windows), EqualTokens: true,
-		Confidence: stats.Confidence}
+		ProbeQueries: 8, Confidence: stats.Confidence}
 }
 
 // WindowsAt is the number of windows evaluated at length L: Windows, or
