@@ -17,7 +17,8 @@ import (
 // 3 added Result.PositionCurve and LengthResult.ContextGain (absent
 // before).
 //
-// 4 added Result.Mechanism (the mechanism probe).
+// 4 added Result.Mechanism (the mechanism probe) and Result.Copy (the
+// copy probe, copyprobe.go).
 const FormatVersion = 4
 
 // Result is the content of eval.json.
@@ -47,6 +48,9 @@ type Result struct {
 	PositionCurve *PositionCurve `json:"position_curve,omitempty"`
 	// Mechanism is the mechanism probe by length (mechanism.go). Format 4.
 	Mechanism *Mechanism `json:"mechanism,omitempty"`
+	// Copy is the zero-shot copy probe (copyprobe.go); absent under
+	// RopeScaling and before format 4.
+	Copy *CopyProbe `json:"copy,omitempty"`
 }
 
 // ProtocolResult is one further protocol's results (no far-mass
@@ -228,7 +232,7 @@ func evaluate(rc *pipeline.RunContext, cfg Config, set *weights.Set, ds *shards.
 	if cfg.Design == DesignPrefixes {
 		s.total = (passes-1)*every + int64(cfg.WindowsAt(cfg.Context)*cfg.Context) + int64(cfg.Windows)*cfg.prefixPassTokens()
 	}
-	s.total += cfg.gainTokens()
+	s.total += cfg.gainTokens() + cfg.copyTokens()
 	info := ds.Info()
 	res := &Result{Format: FormatVersion, Variant: cfg.Variant, Profile: cfg.Profile, Corpus: cfg.Corpus, Protocol: cfg, Source: info.Source,
 		Tokens: info.Splits[shards.SplitHeldOut].Tokens, Documents: info.Splits[shards.SplitHeldOut].Documents}
@@ -322,6 +326,11 @@ func evaluate(rc *pipeline.RunContext, cfg Config, set *weights.Set, ds *shards.
 			}
 			res.Protocols[k].Lengths = append(res.Protocols[k].Lengths, plr)
 			rc.Logf("L=%d %s: PPL %s, ratio %s", L, p.Name, plr.PPL, plr.Ratio)
+		}
+	}
+	if cfg.RopeScaling == "" {
+		if res.Copy, err = s.copyProbe(ds); err != nil {
+			return nil, s.done, err
 		}
 	}
 	return res, s.done, nil
