@@ -52,6 +52,9 @@ type v3Part struct {
 	side  decide.Side
 	p     float64
 	ratio bool // shown as exp(.)
+	// gate, when set, is a control's text (gatePart): the part is a
+	// condition on the control, p 0 when it fails as it must, 1 if not.
+	gate string
 }
 
 func newPart(what string, y [][]float64, edge float64, side decide.Side, ratio bool) v3Part {
@@ -62,6 +65,9 @@ func newPart(what string, y [][]float64, edge float64, side decide.Side, ratio b
 }
 
 func (p v3Part) String() string {
+	if p.gate != "" {
+		return p.gate
+	}
 	iv, edge := p.est.Interval(), p.edge
 	if p.ratio {
 		iv, edge = p.est.Exp(), math.Exp(p.edge)

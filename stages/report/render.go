@@ -53,6 +53,7 @@ func render(rc *pipeline.RunContext, cfg Config, vs []*variantData, g seedGroups
 		renderBuckets(&b, vs, T)
 		renderPositionCurves(&b, vs)
 		renderContextGain(&b, vs)
+		renderMechanism(&b, vs, g, cfg.trainingSeeds())
 		renderProtocols(&b, vs, T)
 	}
 	renderEvalCorpora(&b, cfg, vs)

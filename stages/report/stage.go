@@ -245,6 +245,8 @@ func run(rc *pipeline.RunContext, cfg Config) error {
 		{PlotTrain, func() error { return trainPlot(vs, filepath.Join(rc.OutDir, PlotTrain)) }},
 		{"the position curves", func() error { return positionPlots(vs, rc.OutDir) }},
 		{PlotContextGain, func() error { return contextGainPlot(vs, filepath.Join(rc.OutDir, PlotContextGain)) }},
+		{PlotCopyProbe, func() error { return copyProbePlot(vs, filepath.Join(rc.OutDir, PlotCopyProbe)) }},
+		{"the mechanism plots", func() error { return mechanismPlots(vs, rc.OutDir) }},
 		{CSVFile, func() error { return writeCSV(filepath.Join(rc.OutDir, CSVFile), rs) }},
 		{ArrowFile, func() error { return writeArrow(filepath.Join(rc.OutDir, ArrowFile), rs) }},
 		{"the tidy tables", func() error { return WriteTidyTables(filepath.Join(rc.OutDir, "results"), tidySet(cfg, vs)) }},
@@ -279,6 +281,8 @@ type seedGroups struct {
 	claims   []Claim // ClaimsOverSeeds
 	v3       []Claim // ClaimsV3
 	v3dec    []V3
+	v4m      []Claim // ClaimsV4M, the mechanism claims
+	v4mdec   []V3
 	// corpusClaims are the claims judged on each evaluation corpus's
 	// results (ClaimsOverSeeds), in Config.EvalCorpora's order.
 	corpusClaims []corpusClaims
@@ -331,6 +335,7 @@ func groupSeeds(cfg Config, vs []*variantData) (seedGroups, error) {
 		return g, err
 	}
 	g.v3, g.v3dec = ClaimsV3(g.perSeed, cfg.trainingSeeds())
+	g.v4m, g.v4mdec = ClaimsV4M(g.perSeed, cfg.trainingSeeds())
 	for _, c := range cfg.EvalCorpora {
 		per := make([]map[string]*evaluate.Result, n)
 		for i := range per {

@@ -1,0 +1,81 @@
+package report
+
+import (
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"routebench/stages/evaluate"
+)
+
+// mechRun is a synthetic run at T = 4 with lengths T..16T: per window far
+// mass far(L) and far coherence coh(L), with window noise.
+func mechRun(r *rand.Rand, variant string, far, coh func(L int) float64) *evaluate.Result {
+	const T, W = 4, 8
+	res := &evaluate.Result{Variant: variant, Protocol: evaluate.Config{Context: T}, Mechanism: &evaluate.Mechanism{Queries: 8, Far: T}}
+	for m := 1; m <= 16; m *= 2 {
+		L := m * T
+		res.Lengths = append(res.Lengths, evaluate.LengthResult{L: L, Multiplier: m})
+		ml := evaluate.MechanismLength{L: L, BoundRows: 10, BoundHeld: 10}
+		if m > 1 {
+			for range W {
+				ml.FarMass = append(ml.FarMass, far(L)+0.01*r.NormFloat64())
+				ml.FarCoherence = append(ml.FarCoherence, coh(L)+0.01*r.NormFloat64())
+				ml.Bound = append(ml.Bound, 0.001)
+			}
+		}
+		ml.Heads = []evaluate.MechanismHead{{Bins: []evaluate.MechanismBin{{Lo: 0, Hi: 0, Mass: 0.5}, {Lo: 1, Hi: 1, Mass: 0.5}}}}
+		res.Mechanism.Lengths = append(res.Mechanism.Lengths, ml)
+	}
+	return res
+}
+
+func mechSeeds(alibiGrowth, qkvCoh float64) []map[string]*evaluate.Result {
+	r := rand.New(rand.NewPCG(4, 39))
+	var per []map[string]*evaluate.Result
+	for range 5 {
+		per = append(per, map[string]*evaluate.Result{
+			"random-qk":  mechRun(r, "random-qk", func(L int) float64 { return 0.1 + 0.01*float64(L) }, func(int) float64 { return 0.8 }),
+			"random-qkv": mechRun(r, "random-qkv", func(L int) float64 { return 0.1 + 0.01*float64(L) }, func(int) float64 { return qkvCoh }),
+			"alibi":      mechRun(r, "alibi", func(L int) float64 { return 0.02 + alibiGrowth*float64(L)/64 }, func(int) float64 { return 0.9 }),
+		})
+	}
+	return per
+}
+
+// TestClaimsV4M: M1 and M2 reproduce on data built to satisfy them, each
+// fails when its control passes its criterion (ALiBi's far mass growing as
+// much; a coherence gap that is not transport's), and M3 is not tested
+// without route windows.
+func TestClaimsV4M(t *testing.T) {
+	seeds := []uint64{21, 22, 23, 24, 25}
+	claims, dec := ClaimsV4M(mechSeeds(0.01, 0.3), seeds)
+	if len(claims) != 3 {
+		t.Fatalf("%d claims, want 3", len(claims))
+	}
+	if claims[0].Verdict != "REPRODUCED" || claims[1].Verdict != "REPRODUCED" {
+		t.Fatalf("M1 %s (%s), M2 %s (%s): want both reproduced", claims[0].Verdict, claims[0].Evidence, claims[1].Verdict, claims[1].Evidence)
+	}
+	if claims[2].Verdict != "NOT TESTED" || dec[2].Holm != "NOT TESTED" {
+		t.Errorf("M3 %s without route windows", claims[2].Verdict)
+	}
+	if !strings.Contains(claims[0].Evidence, "fails the criterion, as it must") {
+		t.Errorf("M1 evidence does not report its control: %s", claims[0].Evidence)
+	}
+	// ALiBi growing as much as rotation: the control passes, M1 fails.
+	claims, _ = ClaimsV4M(mechSeeds(0.64, 0.3), seeds)
+	if claims[0].Verdict == "REPRODUCED" || !strings.Contains(claims[0].Evidence, "passes the criterion") {
+		t.Errorf("M1 %s with ALiBi's growth as large as rotation's: %s", claims[0].Verdict, claims[0].Evidence)
+	}
+	// Transport no different from Q/K only: M2 fails.
+	claims, _ = ClaimsV4M(mechSeeds(0.01, 0.8), seeds)
+	if claims[1].Verdict == "REPRODUCED" {
+		t.Errorf("M2 reproduced with equal coherence: %s", claims[1].Evidence)
+	}
+	// Rendering names the claims and the bound rows.
+	var b strings.Builder
+	renderV4M(&b, claims, dec, seeds)
+	if !strings.Contains(b.String(), "far-mass-grows") {
+		t.Errorf("render: %s", b.String())
+	}
+}
