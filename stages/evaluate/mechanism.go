@@ -65,10 +65,14 @@ type MechanismHead struct {
 // MechanismBin is one log2-distance bin averaged over the rows that have
 // sources in it: distances [Lo, Hi].
 type MechanismBin struct {
-	Lo        int     `json:"lo"`
-	Hi        int     `json:"hi"`
-	Rows      int     `json:"rows"`
-	Mass      float64 `json:"mass"`
+	Lo   int     `json:"lo"`
+	Hi   int     `json:"hi"`
+	Rows int     `json:"rows"`
+	Mass float64 `json:"mass"`
+	// Uniform is the mass uniform attention would put in the bin, the
+	// mean of sources / (query + 1): Mass / Uniform is the attention per
+	// source relative to uniform.
+	Uniform   float64 `json:"uniform"`
 	LogitMean float64 `json:"logit_mean"`
 	LogitSD   float64 `json:"logit_sd"`
 	Coherence float64 `json:"coherence"` // over rows with mass in the bin
@@ -110,7 +114,7 @@ func (p *probeSums) summarize(L, far int) (MechanismLength, error) {
 	type headAcc struct {
 		rows, farRows                int
 		far, coh, bound, lambda, ent float64
-		mass, lm, lsd, bcoh          []float64
+		mass, uni, lm, lsd, bcoh     []float64
 		binRows, cohRows             []int
 	}
 	heads := map[[2]int]*headAcc{}
@@ -131,7 +135,7 @@ func (p *probeSums) summarize(L, far int) (MechanismLength, error) {
 			k := [2]int{r.Layer, r.Head}
 			h := heads[k]
 			if h == nil {
-				h = &headAcc{mass: make([]float64, nb), lm: make([]float64, nb), lsd: make([]float64, nb), bcoh: make([]float64, nb), binRows: make([]int, nb), cohRows: make([]int, nb)}
+				h = &headAcc{mass: make([]float64, nb), uni: make([]float64, nb), lm: make([]float64, nb), lsd: make([]float64, nb), bcoh: make([]float64, nb), binRows: make([]int, nb), cohRows: make([]int, nb)}
 				heads[k] = h
 				order = append(order, k)
 			}
@@ -155,6 +159,7 @@ func (p *probeSums) summarize(L, far int) (MechanismLength, error) {
 				}
 				h.binRows[b]++
 				h.mass[b] += s.Mass
+				h.uni[b] += float64(s.Sources) / float64(r.Query+1)
 				h.lm[b] += s.LogitMean
 				h.lsd[b] += s.LogitSD
 				if s.Mass > 0 {
@@ -188,7 +193,7 @@ func (p *probeSums) summarize(L, far int) (MechanismLength, error) {
 				lo, hi = 1<<(b-1), 1<<b-1
 			}
 			r := float64(h.binRows[b])
-			mb := MechanismBin{Lo: lo, Hi: hi, Rows: h.binRows[b], Mass: h.mass[b] / r, LogitMean: h.lm[b] / r, LogitSD: h.lsd[b] / r}
+			mb := MechanismBin{Lo: lo, Hi: hi, Rows: h.binRows[b], Mass: h.mass[b] / r, Uniform: h.uni[b] / r, LogitMean: h.lm[b] / r, LogitSD: h.lsd[b] / r}
 			if h.cohRows[b] > 0 {
 				mb.Coherence = h.bcoh[b] / float64(h.cohRows[b])
 			}

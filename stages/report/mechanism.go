@@ -277,14 +277,19 @@ func renderMechanism(b *strings.Builder, vs []*variantData, g seedGroups, seeds 
 			lengths = append(lengths, ml.L)
 		}
 	}
-	head := func(title string) {
+	head := func(title, last string) {
 		fmt.Fprintf(b, "%s\n\n| variant | seeds |", title)
 		for _, L := range lengths {
 			fmt.Fprintf(b, " %dT |", L/T)
 		}
-		b.WriteString("\n|---|---|" + strings.Repeat("---|", len(lengths)) + "\n")
+		n := len(lengths)
+		if last != "" {
+			fmt.Fprintf(b, " %s |", last)
+			n++
+		}
+		b.WriteString("\n|---|---|" + strings.Repeat("---|", n) + "\n")
 	}
-	head("**Far mass beyond T, and beside it the bound M / (M + K e^(2 lambda)) from the same rows' logit range** (the bound holds in every row by construction; the last column counts the rows where it held, and the largest output difference)")
+	head("**Far mass beyond T, and beside it the bound M / (M + K e^(2 lambda)) from the same rows' logit range** (the bound holds in every row by construction; the last column counts the rows where it held, and gives the largest relative difference between a row's output and the streaming attention's)", "bound held; row check")
 	for _, gr := range groups {
 		if gr.evals[0].Mechanism == nil {
 			continue
@@ -310,7 +315,7 @@ func renderMechanism(b *strings.Builder, vs []*variantData, g seedGroups, seeds 
 		fmt.Fprintf(b, " %d/%d held; out diff %.1e |\n", held, rows, worst)
 	}
 	b.WriteString("\n")
-	head("**Far value coherence** ||sum a_j v_j|| / sum a_j ||v_j|| over the far sources (1: the far values the query sums point one way; small: they cancel)")
+	head("**Far value coherence** ||sum a_j v_j|| / sum a_j ||v_j|| over the far sources (1: the far values the query sums point one way; small: they cancel)", "")
 	for _, gr := range groups {
 		if gr.evals[0].Mechanism == nil {
 			continue
@@ -327,7 +332,7 @@ func renderMechanism(b *strings.Builder, vs []*variantData, g seedGroups, seeds 
 		b.WriteString("\n")
 	}
 	b.WriteString("\n")
-	fmt.Fprintf(b, "**Attention by log2 distance** at the longest length (mean over seeds, windows, layers, heads and probe queries): mass, mean logit and value coherence per bin, one plot per variant with a line per length: [mass](%s), [logits](%s), [coherence](%s).\n\n",
+	fmt.Fprintf(b, "**Attention by log2 distance** at the longest length (mean over seeds, windows, layers, heads and probe queries): the attention per source relative to uniform attention's, log2 (the bin's mass over the share of the row's sources it holds), the mean logit and the value coherence, a line per variant: [mass](%s), [logits](%s), [coherence](%s).\n\n",
 		PlotMassByDistance, PlotLogitByDistance, PlotCoherenceByDistance)
 	renderCopyProbe(b, vs)
 }
@@ -375,7 +380,7 @@ func mechanismPlots(vs []*variantData, dir string) error {
 		path, y string
 		f       func(evaluate.MechanismBin) float64
 	}{
-		{PlotMassByDistance, "attention mass in bin", func(b evaluate.MechanismBin) float64 { return b.Mass }},
+		{PlotMassByDistance, "log2 (attention per source / uniform's)", func(b evaluate.MechanismBin) float64 { return math.Log2(b.Mass / b.Uniform) }},
 		{PlotLogitByDistance, "mean logit", func(b evaluate.MechanismBin) float64 { return b.LogitMean }},
 		{PlotCoherenceByDistance, "value coherence", func(b evaluate.MechanismBin) float64 { return b.Coherence }},
 	}
