@@ -424,7 +424,18 @@ func ramp() {
 // block in BenchmarkOnlineSoftmax64, one core (the rest is the chains'
 // latency at the ends of each row pair, and the max pass). Rounding t costs 2^-24 |t| relative, a few ulp only on terms under
 // e^-5 of the row's largest (1 after the shift), which a sum >= 1 cannot
-// see. v is first clamped at lo = -120, so -Inf scores give an exact 0.
+// see.
+//
+// Below v ~ -87 the result is an exact 0, as the portable kernel's
+// (fastExp), and no lane ever makes a subnormal: v is clamped at lo =
+// -87.2, where 2^t is still normal (t = -125.8), and the masked VSCALEFPS
+// zeroes the lanes whose n is under nmin = -125 (v < -86.99: exp under
+// 1.7e-38, invisible beside a sum >= 1); -Inf scores, and the NaN of a
+// row of only -Inf, clamp to lo and give 0. A subnormal costs a microcode
+// assist here and again in each PVBlock FMA that reads it; under
+// PaTH-FoX's forgetting gate about half of a long window's probabilities
+// are that small, and the former clamp at -120, which let them through,
+// made its evaluation ~4x slower than PaTH's.
 func softmaxExpSteps(c func(k int) string) []string {
 	steps := []string{
 		"VMAXPS Z1, Z%[1]d, Z%[1]d",
@@ -444,8 +455,14 @@ func softmaxExpSteps(c func(k int) string) []string {
 		}
 		steps = append(steps, op+c(k)+", Z%[1]d, Z%[3]d")
 	}
-	return append(steps, "VSCALEFPS Z%[2]d, Z%[3]d, Z%[3]d")
+	// n >= nmin keeps a lane, then 2^n scales it (zeroing the others).
+	// One step, so that the chains interleaved step by step share K1.
+	return append(steps, "VCMPPS $0x1d, "+nminReg+", Z%[2]d, K1\n\tVSCALEFPS.Z Z%[2]d, Z%[3]d, K1, Z%[3]d")
 }
+
+// nminReg holds softmaxExpConsts' nmin (index 9) in softmaxRows and its
+// row pairs: Z11, which neither of them uses otherwise.
+const nminReg = "Z11"
 
 // softmaxConstRegs: softmaxRows keeps lo, log2e in Z1, Z2 and c6..c0 in
 // Z3..Z9 (the order of softmaxExpConsts).
@@ -516,6 +533,7 @@ func softmaxRows(ent, off bool) {
 	for i := 0; i < 9; i++ { // lo, log2e, c6..c0 (softmaxExpSteps)
 		w("\tVBROADCASTSS %d(BX), Z%d", 4*i, i+1)
 	}
+	w("\tVBROADCASTSS 36(BX), %s       // nmin (softmaxExpSteps)", nminReg)
 	w("\tTESTQ CX, CX")
 	w("\tJZ %s_done", lbl)
 	// Two passes over the rows: first every row's max (with the offsets

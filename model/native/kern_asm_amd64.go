@@ -92,9 +92,14 @@ var expConsts = [12]float32{-120, expLog2e, -expC1, -expC2, expP0, expP1, expP2,
 // softmaxExpConsts: the online softmax's exp (softmaxExpSteps in
 // gen_kern_amd64.go): the clamp lo, log2e, then c6..c0 of 2^r on
 // [-1/2, 1/2], a Remez (minimax relative error) fit, 1.3 ulp evaluated in
-// float32 by Horner's rule with FMAs; c0 = 1 exactly, so exp(0) = 1.
-var softmaxExpConsts = [12]float32{-120, expLog2e,
-	1.534732000e-04, 1.340015442e-03, 9.618484415e-03, 5.550327897e-02, 2.402264625e-01, 6.931471825e-01, 1}
+// float32 by Horner's rule with FMAs; c0 = 1 exactly, so exp(0) = 1; then
+// nmin, the least power of two kept (lanes below it give an exact 0).
+// lo = -87.2 keeps every lane's 2^t a normal float32 (t >= -125.8), so
+// the kernel never makes a denormal: unlike expConsts' -120, since under
+// a forgetting gate half of the probabilities are that small.
+var softmaxExpConsts = [12]float32{-87.2, expLog2e,
+	1.534732000e-04, 1.340015442e-03, 9.618484415e-03, 5.550327897e-02, 2.402264625e-01, 6.931471825e-01, 1,
+	-125}
 
 func expShiftAsm(x []float32, m float32) float32 {
 	if len(x) == 0 {
