@@ -135,6 +135,7 @@ func build(p Profile) (*pipeline.Plan, []runStages, error) {
 			evCfg := evaluate.NewConfig(v, p.Name, cfg.Context, p.LengthMultipliers, p.Windows, p.EvalSeed)
 			evCfg.Protocols = p.EvalProtocols
 			evCfg.Design = p.WindowDesign
+			evCfg.CopyProbe = p.CopyProbe
 			if err := evCfg.Validate(); err != nil {
 				return nil, nil, fmt.Errorf("profile %s: %w", p.Name, err)
 			}

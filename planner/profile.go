@@ -64,7 +64,10 @@ type Profile struct {
 	// documents, shorter lengths scored on their prefixes, T on its own
 	// windows; evaluate.DesignPrefixes).
 	WindowDesign string `json:"window_design"`
-	EvalSeed     uint64 `json:"eval_seed"`
+	// CopyProbe runs the evaluate stage's zero-shot copy probe
+	// (evaluate.Config.CopyProbe); on in every built-in profile.
+	CopyProbe bool   `json:"copy_probe"`
+	EvalSeed  uint64 `json:"eval_seed"`
 	// EvalProtocols are evaluated beside the primary protocol (random
 	// windows, every position scored) on every evaluation set: "windows"
 	// (inside documents), "sliding:S" (score each window's last S
@@ -174,22 +177,22 @@ func builtin() map[string]Profile {
 	return map[string]Profile{
 		"smoke": {
 			Name: "smoke", Tokenizer: "bytes", Train: smoke,
-			LengthMultipliers: []int{1, 2, 4, 8}, Windows: 4, EvalSeed: 7, EvalProtocols: []string{"sliding:16"},
+			LengthMultipliers: []int{1, 2, 4, 8}, Windows: 4, EvalSeed: 7, CopyProbe: true, EvalProtocols: []string{"sliding:16"},
 			Theory: theory.SmokeConfig(), KernelSpeedCount: 1, KernelSpeedLengths: []int{1024}, StepSpeedRounds: 2, StepSpeedSteps: 1,
 		},
 		"cpu": {
 			Name: "cpu", Tokenizer: "bytes", HeldOut: slices.Clone(cpuHeldOut), Train: cpu, Seeds: slices.Clone(cpuSeeds), SeedVariants: slices.Clone(cpuSeedVariants),
-			LengthMultipliers: long, Windows: 8, WindowDesign: evaluate.DesignPrefixes, EvalSeed: 7, EvalProtocols: []string{"sliding:256"}, Theory: theory.CPUConfig(), KernelSpeedCount: 5, KernelSpeedLengths: []int{1024, 4096},
+			LengthMultipliers: long, Windows: 8, WindowDesign: evaluate.DesignPrefixes, EvalSeed: 7, CopyProbe: true, EvalProtocols: []string{"sliding:256"}, Theory: theory.CPUConfig(), KernelSpeedCount: 5, KernelSpeedLengths: []int{1024, 4096},
 			StepSpeedRounds: 5, StepSpeedSteps: 2, RopeExtensions: []string{"yarn", "pi", "ntk"},
 		},
 		"cpu-v1": {
 			Name: "cpu-v1", Tokenizer: "bytes", Train: cpuV1, Seeds: []uint64{1, 2, 3},
-			LengthMultipliers: long, Windows: 16, EvalSeed: 7, EvalProtocols: []string{"sliding:64"}, Theory: theory.CPUConfig(), KernelSpeedCount: 5, KernelSpeedLengths: []int{1024, 4096},
+			LengthMultipliers: long, Windows: 16, EvalSeed: 7, CopyProbe: true, EvalProtocols: []string{"sliding:64"}, Theory: theory.CPUConfig(), KernelSpeedCount: 5, KernelSpeedLengths: []int{1024, 4096},
 			StepSpeedRounds: 7, StepSpeedSteps: 3,
 		},
 		"paper": {
 			Name: "paper", Tokenizer: "gpt2", Train: paper,
-			LengthMultipliers: long, Windows: 16, EvalSeed: 7, EvalProtocols: []string{"sliding:256"}, Theory: theory.CPUConfig(), KernelSpeedCount: 5, KernelSpeedLengths: []int{1024, 4096},
+			LengthMultipliers: long, Windows: 16, EvalSeed: 7, CopyProbe: true, EvalProtocols: []string{"sliding:256"}, Theory: theory.CPUConfig(), KernelSpeedCount: 5, KernelSpeedLengths: []int{1024, 4096},
 			StepSpeedRounds: 3, StepSpeedSteps: 2,
 		},
 	}

@@ -145,8 +145,8 @@ const foxGate = 0.035
 // it was 0.67; as a second attention pass about one more forward.)
 const diagFactor = 0.18
 
-// EvalFlops is the work of evaluating model m under c: at every length
-// WindowsAt(L) forward passes, plus the far-mass diagnostic on FarWindows
+// EvalFlops is the work of evaluating model m under c: the copy probe's
+// passes, and at every length WindowsAt(L) forward passes, plus the far-mass diagnostic on FarWindows
 // windows per length (diagFactor of a plain forward each). Sliding
 // protocols reuse the primary windows' passes and cost nothing here. Under
 // evaluate.DesignPrefixes the lengths between T and the longest are
@@ -173,6 +173,16 @@ func EvalFlops(c evaluate.Config, m modelspec.Config) float64 {
 			}
 		}
 		f += float64(windows)*ForwardFlops(m, n, attn) + diagFactor*float64(min(c.FarWindows, windows))*ForwardFlops(m, n, 1)
+	}
+	// The copy probe's passes (one per gap; none under an extension). The
+	// mechanism probe and the route mixing window are post-processing of
+	// the passes above, a few seconds per model, not priced.
+	attn := 1.0
+	if ClassOf(m.Variant) == ClassPaTH {
+		attn = PathAttention(c.Context * longest)
+	}
+	for _, n := range c.CopyPassLengths() {
+		f += ForwardFlops(m, n, attn)
 	}
 	return f
 }

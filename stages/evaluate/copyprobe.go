@@ -74,7 +74,7 @@ type copyGapPlan struct{ d, probes int }
 // copyPlan lists the gaps and their probe counts for the string length m;
 // nil when no gap of at least 16 fits (L_max < 2m + 17).
 func (c Config) copyPlan(m int) []copyGapPlan {
-	if c.RopeScaling != "" || len(c.Multipliers) == 0 {
+	if !c.CopyProbe || c.RopeScaling != "" || len(c.Multipliers) == 0 {
 		return nil // the inference-time RoPE extensions skip the probe
 	}
 	Lmax := c.longest()
@@ -111,10 +111,20 @@ func (c Config) copyPlan(m int) []copyGapPlan {
 // copyTokens is the probe's work in tokens: every pass's inputs.
 func (c Config) copyTokens() int64 {
 	var n int64
-	for _, p := range c.copyPlan(CopyProbeLen) {
-		n += int64(p.probes*(2*CopyProbeLen+p.d) - 1)
+	for _, L := range c.CopyPassLengths() {
+		n += int64(L)
 	}
 	return n
+}
+
+// CopyPassLengths are the copy probe's forward passes, one per gap, by
+// their input lengths (the cost model prices them).
+func (c Config) CopyPassLengths() []int {
+	var out []int
+	for _, p := range c.copyPlan(CopyProbeLen) {
+		out = append(out, p.probes*(2*CopyProbeLen+p.d)-1)
+	}
+	return out
 }
 
 // copySeq is one gap's packed sequence: the probes one after another;

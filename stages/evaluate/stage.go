@@ -81,7 +81,10 @@ type Config struct {
 	// length (mechanism.go; claims v4m), in the last T positions of each
 	// length's window; 0: no probe.
 	ProbeQueries int `json:"probe_queries,omitempty"`
-	Confidence   float64
+	// CopyProbe runs the zero-shot copy probe (copyprobe.go) beside the
+	// primary protocol (never under RopeScaling).
+	CopyProbe  bool `json:"copy_probe,omitempty"`
+	Confidence float64
 	// Protocols are evaluated beside the primary one (ParseProtocol), in
 	// this order; empty (the default) is the primary protocol alone.
 	Protocols []string `json:"protocols,omitempty"`
@@ -96,7 +99,7 @@ type Config struct {
 func NewConfig(variant, profile string, T int, multipliers []int, windows int, seed uint64) Config {
 	return Config{Variant: variant, Profile: profile, Context: T, Multipliers: multipliers, Windows: windows,
 		Seed: seed, FarDistances: []int{T / 4, T}, FarWindows: min(4, windows), EqualTokens: true,
-		ProbeQueries: 8, Confidence: stats.Confidence}
+		ProbeQueries: 8, CopyProbe: true, Confidence: stats.Confidence}
 }
 
 // WindowsAt is the number of windows evaluated at length L: Windows, or
