@@ -129,10 +129,12 @@ func (r *routeAcc) so2Head(inc []float32, h int, idx []uint8) *routePart {
 }
 
 // addPaTH adds one window's PaTH routes: per level N, routes from
-// j = 0, N, 2N, ..., each carrying P_n = H_{j+n} ... H_{j+1} in float64 by
-// rank-one updates (P <- P - beta w (w^T P), 2 d^2 per step), with its
-// trace read at the grid lengths up to N; and the step sums of the mean
-// step, by bucket.
+// j = 0, N, 2N, ..., each carrying the product of its steps in float64 by
+// rank-one updates (P <- P H_t = P - beta (P w) w^T, 2 d^2 per step, one
+// pass over P), with its trace read at the grid lengths up to N; and the
+// step sums of the mean step, by bucket. The product is H_{j+1} ... H_{j+n},
+// the transpose of H_{j+n} ... H_{j+1} (each H_t is symmetric): the same
+// trace.
 func (r *routeAcc) addPaTH(route []nativeeval.LayerRoute) {
 	idx := r.lengthIndex()
 	parts := make([]*routePart, r.layers*r.H)
@@ -180,7 +182,7 @@ func (r *routeAcc) pathHead(lr nativeeval.LayerRoute, h int, idx []uint8) *route
 			}
 		}
 	}
-	P, u := make([]float64, d*d), make([]float64, d)
+	P := make([]float64, d*d)
 	for _, N := range pathLevels {
 		for j := 0; j < L-1; j += N {
 			clear(P)
@@ -190,17 +192,16 @@ func (r *routeAcc) pathHead(lr nativeeval.LayerRoute, h int, idx []uint8) *route
 			g := 0
 			for t := routeStart(j) + 1; t < L && t-j <= N; t++ {
 				beta := step(t)
-				clear(u)
-				for a := 0; a < d; a++ { // u = w^T P
-					wa, row := w[a], P[a*d:a*d+d]
-					for c := range u {
-						u[c] += wa * row[c]
+				for a := 0; a < d; a++ { // P <- P H_t: row -= beta (row . w) w
+					row := P[a*d : a*d+d]
+					row = row[:len(w)]
+					var v float64
+					for c, x := range w {
+						v += row[c] * x
 					}
-				}
-				for a := 0; a < d; a++ { // P -= beta w u^T
-					bw, row := beta*w[a], P[a*d:a*d+d]
-					for c := range u {
-						row[c] -= bw * u[c]
+					v *= beta
+					for c, x := range w {
+						row[c] -= v * x
 					}
 				}
 				n := t - j

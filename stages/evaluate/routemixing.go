@@ -51,7 +51,7 @@ const (
 // every N positions (j = 0, N, 2N, ...), so that each level costs one
 // step per position and layer-head, and short routes get many samples
 // while the longest still get L / N each.
-var pathLevels = []int{64, 512, pathMaxRoute}
+var pathLevels = []int{512, pathMaxRoute}
 
 // routeBroken names a piece that tests break on purpose ("offset": a
 // route of n tokens starts one token early, taking n + 1 increments) to
@@ -91,6 +91,12 @@ type RouteMixingLength struct {
 	// exp(i a_t); PaTH: tr(E[H]^n) / d).
 	Curve     []float64 `json:"curve"`
 	Predicted []float64 `json:"predicted_curve"`
+	// Noise is the sampling noise of one (layer, head, pair)'s c(n): the
+	// root mean square over them of |c_1(n) - c_2(n)| / 2, the split-half
+	// estimate from the two windows (the standard error of their mean).
+	// An |c(n)| near the threshold within a few Noise is noise-limited.
+	// Empty for RoPE or with fewer than two windows.
+	Noise []float64 `json:"noise,omitempty"`
 	// CurveWindow is n* of the mean curve (0 when not found).
 	CurveWindow int `json:"curve_window"`
 	// Window summarises n* over (layer, head, pair), PredictedWindow the
@@ -133,6 +139,8 @@ type routeAcc struct {
 	units      int         // (layer, head, pair)s, or (layer, head)s for PaTH
 	sum        [][]float64 // [length][grid * units] sums of c over routes
 	cnt        [][]int64   // [length][grid] routes
+	sum1       [][]float64 // sum and cnt of the first window alone
+	cnt1       [][]int64
 	phi        [][]float64 // SO(2): [length][units * 2] sums of cos, sin of a_t; PaTH: [length][units * d * d] sums of beta w w^T
 	tokens     []int64     // [length] positions in phi
 	windows    int
@@ -186,6 +194,14 @@ func (r *routeAcc) wants(w int) bool {
 	return r != nil && r.kind != routeRoPE && w < r.maxWindows
 }
 
+func clone2[T any](x [][]T) [][]T {
+	out := make([][]T, len(x))
+	for i, r := range x {
+		out[i] = slices.Clone(r)
+	}
+	return out
+}
+
 // routeGrid is the log grid 1, 2, 3, 4, 6, 8, 12, ... (powers of two and
 // 1.5 times them) up to nmax, with nmax itself last.
 func routeGrid(nmax int) []int {
@@ -235,6 +251,9 @@ func (r *routeAcc) add(w int, route []nativeeval.LayerRoute) error {
 		r.addSO2(route)
 	} else {
 		r.addPaTH(route)
+	}
+	if r.windows == 0 { // the first window alone, for the split-half noise
+		r.sum1, r.cnt1 = clone2(r.sum), clone2(r.cnt)
 	}
 	r.windows++
 	return nil

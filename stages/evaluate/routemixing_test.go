@@ -137,6 +137,18 @@ func TestRouteCorrSO2HandTable(t *testing.T) {
 			t.Errorf("head %d pair %d: %+v, want %+v", hw.Head, hw.Pair, hw, want)
 		}
 	}
+	// Split-half noise: the hand pairs agree in both windows; head 1's two
+	// pairs differ by the two windows' brute-force curves.
+	lr := m.Lengths[len(m.Lengths)-1]
+	if len(lr.Noise) != len(lr.Grid) {
+		t.Fatalf("%d noise values for %d grid lengths", len(lr.Noise), len(lr.Grid))
+	}
+	for g, n := range lr.Grid {
+		diff := so2Reference(ref[:1], 64, n) - so2Reference(ref[1:], 64, n)
+		if want := math.Sqrt(2 * diff * diff / 4 / 4); math.Abs(lr.Noise[g]-want) > 1e-12 {
+			t.Errorf("n=%d: noise %.6f, want %.6f", n, lr.Noise[g], want)
+		}
+	}
 	routeBroken = "offset"
 	defer func() { routeBroken = "" }()
 	if _, hand, _, _ := so2Errors(t, route, ref); hand < 0.5 {

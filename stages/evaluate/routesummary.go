@@ -36,6 +36,7 @@ func (r *routeAcc) result() *RouteMixing {
 				lr.Predicted[g] += pcurve[g] / float64(U)
 			}
 		}
+		lr.Noise = r.noise(k, curves)
 		if n, ok := windowOf(lr.Curve, grid); ok {
 			lr.CurveWindow = n
 		}
@@ -80,6 +81,32 @@ func (r *routeAcc) pooled(k int) (sum []float64, cnt []int64, phi []float64, tok
 		tokens += r.tokens[b]
 	}
 	return sum, cnt, phi, tokens
+}
+
+// noise is the split-half noise of length k's per-unit curves c
+// (RouteMixingLength.Noise); nil without two windows.
+func (r *routeAcc) noise(k int, c [][]float64) []float64 {
+	if r.kind == routeRoPE || r.windows < 2 || len(c) == 0 {
+		return nil
+	}
+	sum, cnt, _, _ := r.pooled(k)
+	first := &routeAcc{kind: r.kind, units: r.units, sum: r.sum1, cnt: r.cnt1, phi: r.phi, tokens: r.tokens}
+	sum1, cnt1, _, _ := first.pooled(k)
+	out := make([]float64, len(c[0]))
+	for g := range out {
+		n1, n2 := cnt1[g], cnt[g]-cnt1[g]
+		if n1 == 0 || n2 == 0 {
+			return out[:g]
+		}
+		var ss float64
+		for u := range c {
+			c1 := sum1[g*r.units+u] / float64(n1)
+			c2 := (sum[g*r.units+u] - sum1[g*r.units+u]) / float64(n2)
+			ss += (c1 - c2) * (c1 - c2) / 4
+		}
+		out[g] = math.Sqrt(ss / float64(len(c)))
+	}
+	return out
 }
 
 // curves is length k's grid (the route lengths with routes inside it),
