@@ -181,6 +181,7 @@ func median(xs []float64) float64 {
 func mixingPlot(byVariant map[string][]*evaluate.Result, names []string, L int, path string) error {
 	p := newPlot(fmt.Sprintf("Route correlation c(n) at L = %d (mean over layers, heads, pairs)", L), "route length n (tokens, log scale)", "c(n)")
 	p.X.Tick.Marker = log2Ticks{}
+	p.Legend.Left = false // the curves start high on the left
 	_, styles := familyStyles(names)
 	var thr float64
 	xmax := 0.0
