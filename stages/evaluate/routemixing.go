@@ -39,11 +39,14 @@ const mixingThreshold = 0.1
 // routeWindows is how many of the long windows the mixing window reads.
 const routeWindows = 2
 
-// Longest routes: SO(2) routes cost O(P) per (route, grid length) from
-// prefix sums, so they reach far; a PaTH route carries a d x d product,
-// O(d^2) per step, so its routes are budgeted (pathLevels).
+// Longest routes: N = 4,096, the grid's end that docs/statistics.md
+// pre-registers for n* (mechanism claims v4m: a window not found by N
+// counts as > N). SO(2) routes cost O(P) per (route, grid length) from
+// prefix sums and could reach farther, but a longer grid would change the
+// pre-registered n*; a PaTH route carries a d x d product, O(d^2) per
+// step, so its routes are budgeted (pathLevels).
 const (
-	so2MaxRoute  = 16384
+	so2MaxRoute  = 4096
 	pathMaxRoute = 4096
 )
 
