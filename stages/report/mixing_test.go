@@ -15,7 +15,7 @@ func mixingResult(variant, kind string, median float64, decay float64) *evaluate
 	const T = 128
 	r := &evaluate.Result{Variant: variant, Profile: "test", Protocol: evaluate.Config{Variant: variant, Context: T}}
 	r.Mixing = &evaluate.RouteMixing{Kind: kind, Threshold: 0.1, Windows: 2, Design: "synthetic routes"}
-	for _, m := range []int{1, 8, 128} {
+	for _, m := range []int{1, 8, 16, 128} {
 		l := evaluate.RouteMixingLength{L: m * T}
 		c := 1.0
 		for n := 1; n < m*T; n *= 2 {
@@ -65,7 +65,7 @@ func TestRenderRouteMixing(t *testing.T) {
 	out := b.String()
 	for _, want := range []string{
 		"## The route's mixing window in the trained models",
-		"| variant | kind | seeds | n* at T | n* at 8T | n* at 128T | predicted n* at 128T | n* of the mean curve at 128T | noise of c at the longest n |",
+		"| variant | kind | seeds | n* at T | n* at 8T | n* at 16T | n* at 128T | predicted n* at 128T | n* of the mean curve at 128T | noise of c at the longest n |",
 		"| random-qk | so2 | 2 | 15 [13 .. 17] (max 34; 75% found) |",
 		"| 30 [26 .. 34] (max 100; 100% found) |",
 		"| path | path | 1 | none (max 2; 75% found) |",
