@@ -104,6 +104,19 @@ func renderRouteMixing(b *strings.Builder, vs []*variantData, outDir string) err
 	return mixingPlot(byVariant, names, longest, filepath.Join(outDir, PlotMixing))
 }
 
+// medianRouteWindow is a run's median n* at length L over (layer, head[,
+// pair]) and whether it was found: false when the median is censored (a
+// window not found by the longest route counts as longer, docs/statistics.md
+// v4m). An error when eval.json has no route mixing window at L.
+func medianRouteWindow(r *evaluate.Result, L int) (float64, bool, error) {
+	if r.Mixing != nil {
+		if l, ok := mixingAt(r, L); ok {
+			return l.Window.Median, l.Window.Median >= 0, nil
+		}
+	}
+	return 0, false, fmt.Errorf("%s: no route mixing window in eval.json at length %d (format 4, prefixes design, rotation or PaTH variants)", r.Variant, L)
+}
+
 // lengthLabel is L as a multiple of T ("T", "8T").
 func lengthLabel(L, T int) string {
 	if L == T {

@@ -100,3 +100,22 @@ func TestMixingPlotWindow(t *testing.T) {
 		t.Errorf("a window found with the last sum at the threshold")
 	}
 }
+
+// TestMedianRouteWindow: M3's reading of a run's n*: the median at L,
+// censored when the median is not found, an error without the length or
+// without route mixing.
+func TestMedianRouteWindow(t *testing.T) {
+	r := mixingResult("random-qk", "so2", 13, 0.5)
+	if n, ok, err := medianRouteWindow(r, 16*128); err != nil || !ok || n != 13 {
+		t.Errorf("median n* at 16T: %v, %v, %v; want 13, found", n, ok, err)
+	}
+	if _, ok, err := medianRouteWindow(mixingResult("path", "path", -1, 0.99), 128*128); err != nil || ok {
+		t.Errorf("a censored median: found %v (%v), want not found", ok, err)
+	}
+	if _, _, err := medianRouteWindow(r, 4*128); err == nil {
+		t.Errorf("no error for a length without a route window")
+	}
+	if _, _, err := medianRouteWindow(madeResult("rope", at(iv(1, 1, 1), iv(1, 1, 1)), nil), 128); err == nil {
+		t.Errorf("no error for a result without route mixing")
+	}
+}
