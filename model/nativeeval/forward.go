@@ -47,6 +47,9 @@ type Options struct {
 	// Result.Probe. Costs O(L d) per query, layer and head.
 	ProbeQueries []int
 	ProbeFar     int
+	// RouteTrace also returns every layer's transport steps in Result.Route
+	// (routetrace.go): accumulated and PaTH variants; nothing for others.
+	RouteTrace bool
 }
 
 // rowBlock is the number of positions the projection, MLP and output
@@ -75,6 +78,8 @@ type Result struct {
 	// Probe holds the probe rows layer-major, then query, then head,
 	// only with Options.ProbeQueries.
 	Probe []ProbeRow
+	// Route holds each layer's transport steps, only with Options.RouteTrace.
+	Route []LayerRoute
 }
 
 // rowScratch is one worker's memory for the row-block stages.
@@ -189,6 +194,7 @@ func (m *Model) LogProbs(ctx context.Context, tokens, targets []int32, opts Opti
 		} else {
 			bufs.attend(s, att, workers, diag)
 		}
+		m.traceRoute(&res, opts, n, tokens, theta, st) // routetrace.go
 		if len(opts.ProbeQueries) > 0 {
 			res.Probe = append(res.Probe, probeLayer(s, bufs, st, att, n, opts.ProbeQueries, opts.ProbeFar, workers)...)
 		}

@@ -51,6 +51,9 @@ type Result struct {
 	// Copy is the zero-shot copy probe (copyprobe.go); absent under
 	// RopeScaling and before format 4.
 	Copy *CopyProbe `json:"copy,omitempty"`
+	// Mixing is the route's mixing window per length (routemixing.go;
+	// DesignPrefixes, rotation and PaTH variants). Format 4.
+	Mixing *RouteMixing `json:"route_mixing,omitempty"`
 }
 
 // ProtocolResult is one further protocol's results (no far-mass
@@ -125,6 +128,7 @@ type scorer struct {
 	done, total int64
 	steps       *stepSums  // PaTH: the step sums of the current length's primary windows; nil otherwise
 	probes      *probeSums // the current length's mechanism-probe rows (first Windows windows); nil: no probe
+	route       *routeAcc  // the route's mixing window (routemixing.go); nil: not measured
 }
 
 // score returns each window's per-position losses (nats) and, on its first
@@ -241,9 +245,11 @@ func evaluate(rc *pipeline.RunContext, cfg Config, set *weights.Set, ds *shards.
 	}
 	var pre map[int]lengthScores // DesignPrefixes: every length's scores, from one pass
 	if cfg.Design == DesignPrefixes {
+		s.route = newRouteAcc(cfg, set.Arch) // routemixing.go
 		if pre, res.Spans, err = s.scorePrefixes(ds, set.Arch.Householder); err != nil {
 			return nil, s.done, err
 		}
+		res.Mixing = s.route.result()
 	}
 	primary := Protocol{Name: ProtocolRandom}
 	var base []float64

@@ -82,7 +82,7 @@ func (s *scorer) scorePrefixes(ds *shards.Dataset, path bool) (map[int]lengthSco
 			}
 			continue
 		}
-		opts := nativeeval.Options{PathSteps: path, Prefixes: prefixes}
+		opts := nativeeval.Options{PathSteps: path, Prefixes: prefixes, RouteTrace: s.route.wants(w)}
 		if w < cfg.FarWindows {
 			opts.FarDistances = cfg.FarDistances
 		}
@@ -92,6 +92,9 @@ func (s *scorer) scorePrefixes(ds *shards.Dataset, path bool) (map[int]lengthSco
 		r, err := s.m.LogProbs(s.rc.Context, win[:Lmax], win[1:Lmax+1], opts)
 		if err != nil {
 			return nil, nil, fmt.Errorf("%s, length %d, window %d (%s): %w", cfg.stageName(), Lmax, w, spans[w].Doc, err)
+		}
+		if err := s.route.add(w, r.Route); err != nil { // routemixing.go
+			return nil, nil, fmt.Errorf("%s, length %d, window %d: %w", cfg.stageName(), Lmax, w, err)
 		}
 		loss := make([]float64, Lmax)
 		for i, lp := range r.LogProbs {

@@ -414,5 +414,5 @@ func mechanismPlots(vs []*variantData, dir string) error {
 // routeWindow is a run's median route mixing window n* at length L and
 // whether it was found (not censored at the longest route).
 func routeWindow(r *evaluate.Result, L int) (float64, bool, error) {
-	return 0, false, fmt.Errorf("%s: no route mixing window in eval.json at length %d", r.Variant, L)
+	return medianRouteWindow(r, L) // mixing.go
 }
