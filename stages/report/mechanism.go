@@ -334,7 +334,6 @@ func renderMechanism(b *strings.Builder, vs []*variantData, g seedGroups, seeds 
 	b.WriteString("\n")
 	fmt.Fprintf(b, "**Attention by log2 distance** at the longest length (mean over seeds, windows, layers, heads and probe queries): the attention per source relative to uniform attention's, log2 (the bin's mass over the share of the row's sources it holds), the mean logit and the value coherence, a line per variant: [mass](%s), [logits](%s), [coherence](%s).\n\n",
 		PlotMassByDistance, PlotLogitByDistance, PlotCoherenceByDistance)
-	renderCopyProbe(b, vs)
 }
 
 // Plots of the mechanism section.

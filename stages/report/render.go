@@ -20,7 +20,7 @@ var confidenceText = fmt.Sprintf("%.0f%%", 100*stats.Confidence)
 
 // render writes RESULTS.md: vs are the runs (a variant at a seed), g the
 // same arranged over seeds.
-func render(rc *pipeline.RunContext, cfg Config, vs []*variantData, g seedGroups, theory, bench, steps string) string {
+func render(rc *pipeline.RunContext, cfg Config, vs []*variantData, g seedGroups, theory, bench, steps string) (string, error) {
 	var b strings.Builder
 	p := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
 	p("# routebench results: profile `%s`\n\n", cfg.Profile)
@@ -54,6 +54,10 @@ func render(rc *pipeline.RunContext, cfg Config, vs []*variantData, g seedGroups
 		renderPositionCurves(&b, vs)
 		renderContextGain(&b, vs)
 		renderMechanism(&b, vs, g, cfg.trainingSeeds())
+		if err := renderRouteMixing(&b, vs, rc.OutDir); err != nil {
+			return "", fmt.Errorf("report: the route mixing section: %w", err)
+		}
+		renderCopyProbe(&b, vs)
 		renderProtocols(&b, vs, T)
 	}
 	renderEvalCorpora(&b, cfg, vs)
@@ -69,7 +73,7 @@ func render(rc *pipeline.RunContext, cfg Config, vs []*variantData, g seedGroups
 	}
 	p("## Machine-readable results\n\n[`%s`](%s) and [`%s`](%s) (Arrow IPC) hold one row per variant, training seed and length, with both ratios (prefix_ratio: the paired prefix ratio). [`%s`](%s) and [`%s`](%s) hold every measured value in long format (one row per variant, seed, corpus, protocol, length, window and metric, with its interval and what the interval covers; columns in docs/interop.md); [`%s`](%s) every run's training curves.\n", CSVFile, CSVFile, ArrowFile, ArrowFile, TidyCSVFile, TidyCSVFile, TidyParquetFile, TidyParquetFile, CurvesCSVFile, CurvesCSVFile)
 	renderStageTable(&b, runs)
-	return b.String()
+	return b.String(), nil
 }
 
 // runRecords reads every input's run record (wall time, key, machine):

@@ -267,7 +267,10 @@ func run(rc *pipeline.RunContext, cfg Config) error {
 	if err != nil {
 		return err
 	}
-	md := render(rc, cfg, vs, seeds, theory, bench, steps)
+	md, err := render(rc, cfg, vs, seeds, theory, bench, steps)
+	if err != nil {
+		return err
+	}
 	return os.WriteFile(filepath.Join(rc.OutDir, ResultsFile), []byte(md), 0o644)
 }
 
