@@ -11,7 +11,7 @@ PROFILE ?= cpu
 BENCH_DIR := .routebench/bench
 GO_SOURCES := $(shell find . -name '*.go' -not -path './.cache/*' -not -path './.routebench/*') go.mod go.sum pipeline/moddeps.json
 
-.PHONY: all setup modules moddeps corpus build gpu-binary gpu-bundle gpu-check-dryrun key-parity test-xla portable bench-paper-eval reproduce smoke gate baseline sweep-smoke study-gap study-scale study-scale-512 test test-short test-slurm slurm-packages torch-packages test-torch test-tidy bench bench-compare bench-speed step-profile flop-count clean clean-store
+.PHONY: all setup modules moddeps corpus build gpu-binary gpu-bundle gpu-check-dryrun key-parity test-xla portable bench-paper-eval reproduce smoke gate baseline sweep-smoke study-gap study-scale study-scale-512 study-mixing test test-short test-slurm slurm-packages torch-packages test-torch test-tidy bench bench-compare bench-speed step-profile flop-count clean clean-store
 
 all: build
 
@@ -119,6 +119,15 @@ study-scale: setup $(BIN)
 # --sweep sweeps/scale-512.json` estimates its time.
 study-scale-512: setup $(BIN)
 	./$(BIN) sweep --file sweeps/scale-512.json
+
+# The mixing study (issue 39): the route mixing window n* of random-qk,
+# random-qkv, learned-proj-qkv and path trained at T = 128 and T = 512 (the
+# cpu recipe, seed 21; the T = 512 point is the cpu profile's own models,
+# cached by make reproduce), side by side: the theory says n* does not
+# depend on T. Writes STUDY-mixing.md; `routebench plan --sweep
+# sweeps/mixing.json` estimates its time.
+study-mixing: setup $(BIN)
+	./$(BIN) sweep --file sweeps/mixing.json
 
 # test-slurm: the Slurm executor against a real one-node Slurm started in a
 # temp dir (scripts/test-slurm.sh; docs/cluster.md); needs root for apt-get

@@ -58,6 +58,7 @@ func render(cfg Config, pts []pointSummary, plots []studyPlot) string {
 		}
 	}
 	renderPoints(&b, cfg, pts)
+	renderMixing(&b, pts)
 	renderClaims(&b, pts)
 	return b.String()
 }

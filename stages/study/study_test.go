@@ -119,3 +119,38 @@ func TestStudyMissingSeed(t *testing.T) {
 		t.Fatalf("missing seed: %v", err)
 	}
 }
+
+// TestStudyMixing: the route mixing table lists each point's n* by length
+// as the median over seeds with its range, a censored window as "> N", and
+// is absent when no run measured it.
+func TestStudyMixing(t *testing.T) {
+	cfg, data := twoPoints()
+	pts, err := summarize(cfg, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	renderMixing(&b, pts)
+	if b.Len() != 0 {
+		t.Fatalf("a mixing table without route mixing: %s", b.String())
+	}
+	for i, runs := range data {
+		for k := range runs {
+			med := []float64{13, 15}[k%2]
+			if i == 1 && k == 3 {
+				med = -1
+			}
+			runs[k].eval.Mixing = &evaluate.RouteMixing{Lengths: []evaluate.RouteMixingLength{{L: 2048, Window: evaluate.WindowSummary{Median: med}}}}
+		}
+	}
+	if pts, err = summarize(cfg, data); err != nil {
+		t.Fatal(err)
+	}
+	renderMixing(&b, pts)
+	out := b.String()
+	for _, want := range []string{"| `sigma_min=0.1` | random-qk | 128 | 2048 (16T): 14 [13 .. 15] |", "| random-qkv | 128 | 2048 (16T): > N [13 .. > N] |"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("mixing table lacks %q:\n%s", want, out)
+		}
+	}
+}
