@@ -3,7 +3,6 @@ package pipeline
 import (
 	"bufio"
 	"encoding/json"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -63,9 +62,7 @@ func (r *Runner) NewWatch(plan *Plan, done map[string]*artifacts.Artifact) *Watc
 // yet (a poller passes the stages whose jobs have ended).
 func (w *Watch) Poll(look func(stage string) bool) ([]StatusLine, error) {
 	for _, path := range w.changedLogs() {
-		if err := w.readLog(path); err != nil {
-			return nil, err
-		}
+		w.readLog(path)
 	}
 	if watchBroken == "rehash" {
 		w.done = map[string]*artifacts.Artifact{}
@@ -144,13 +141,12 @@ func (w *Watch) changedLogs() []string {
 // readLog notes the keys a run log names as done (hit, ran, verified).
 // A log rewritten while being read is read again at the next poll (its
 // stamp changed); a line that does not parse is skipped, never trusted.
-func (w *Watch) readLog(path string) error {
+func (w *Watch) readLog(path string) {
 	f, err := os.Open(path)
-	if os.IsNotExist(err) {
-		return nil
-	}
 	if err != nil {
-		return fmt.Errorf("watching the store: run log %s: %w", path, err)
+		// Gone (renamed over), or not readable to this user: the log is
+		// a hint only, and a stage whose job has ended is looked up anyway.
+		return
 	}
 	defer f.Close()
 	sc := bufio.NewScanner(f)
@@ -165,5 +161,4 @@ func (w *Watch) readLog(path string) error {
 			w.seen[rec.Key] = true
 		}
 	}
-	return nil
 }

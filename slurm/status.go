@@ -132,7 +132,9 @@ func (s *Submitter) Status(nodes []Node, tailLines int, cancelDead bool) (*Repor
 			st.State = StateRunning
 		case strings.HasPrefix(j.State, "COMPLETED"):
 			st.State = StateDone
-		case strings.HasPrefix(j.State, "CANCELLED") && parentFailed:
+		case strings.HasPrefix(j.State, "CANCELLED") && (parentFailed || strings.Contains(j.Reason, "DependencyNeverSatisfied")):
+			// Its own input failed, or (a job array's dependency is
+			// shared by its tasks) a sibling's did.
 			st.State = StateSkipped
 		default:
 			st.State = StateFailed

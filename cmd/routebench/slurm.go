@@ -22,9 +22,11 @@ import (
 
 const slurmUsage = `usage: routebench slurm submit|status|cancel [flags]
 
-  submit     one sbatch job per stage not in the store (afterok on the jobs of
-             its inputs; the report, or a sweep's study, last); stages cached,
-             queued or running are not submitted again
+  submit     a job per stage not in the store, independent stages of one kind
+             in one job array (aftercorr or afterok on the jobs of its inputs;
+             the report, or a sweep's study, last); stages cached, queued or
+             running are not submitted again; a job that ran out of memory is
+             submitted again with the site's mem_retry
   status     each stage's state: the store, then squeue (sacct where there is
              accounting); failed stages with the end of their log, pending
              ones with Slurm's reason; read-only: jobs left pending behind a
