@@ -238,11 +238,14 @@ JSON
 	"$BIN" slurm submit "${wopts[@]}" --dry-run > "$T/dry12.log" 2>&1 || { cat "$T/dry12.log"; fail "case 12: dry run"; }
 	grep -q "job array of 3 train stages (--array=0-2%1)" "$T/dry12.log" || { cat "$T/dry12.log"; fail "case 12: the dry run shows no throttled array of the 3 train stages"; }
 	grep -q "aftercorr:" "$T/dry12.log" || { cat "$T/dry12.log"; fail "case 12: the evaluate array does not line up with the train array (aftercorr)"; }
-	"$BIN" slurm submit "${wopts[@]}" --wait --out "$T/out12" > "$T/sub12.log" 2>&1 & w=$!
+	# (--outage: should this script stop, the --wait in the background
+	# gives up soon after the cluster is gone)
+	"$BIN" slurm submit "${wopts[@]}" --outage 20s --wait --out "$T/out12" > "$T/sub12.log" 2>&1 & w=$!
 	# The throttle: never two tasks of the train array running at once.
 	maxrun=0 tarr=
 	while kill -0 "$w" 2>/dev/null; do
-		[ -z "$tarr" ] && tarr=$(awk '$1 == "array" {sub(":", "", $2); print $2; exit}' "$T/sub12.log" 2>/dev/null)
+		# (awk fails while the log does not exist yet: not an error here)
+		[ -n "$tarr" ] || tarr=$(awk '$1 == "array" {sub(":", "", $2); print $2; exit}' "$T/sub12.log" 2>/dev/null || true)
 		if [ -n "$tarr" ]; then
 			n=$(squeue -h -r -t RUNNING -o %j 2>/dev/null | grep -cx "$tarr") || true
 			[ "$n" -gt "$maxrun" ] && maxrun=$n
