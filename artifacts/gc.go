@@ -42,7 +42,10 @@ type GCStats struct {
 
 // GC removes index entries for which keep is false (and entries that do not
 // decode), then every blob no remaining entry references, then temp files
-// and abandoned work directories. Entries go before blobs, under an
+// and abandoned work directories: a key's work dir is kept only while the
+// key is kept and not committed (its attempts' checkpoints may resume it);
+// once the key is committed, what attempts left in it (a killed or
+// crashed attempt's dir, a straggler's, on any host) is never read again. Entries go before blobs, under an
 // exclusive lock that every Put shares, so no entry is ever left pointing
 // at a removed blob. Without flock support GC refuses: it could delete a
 // blob that another machine's Put has written but not yet indexed.
@@ -73,6 +76,7 @@ func (s *Store) GCWith(roots func() (keep func(ActionID) bool, err error)) (GCSt
 		return st, fmt.Errorf("gc: listing index: %w", err)
 	}
 	live := map[OutputID]bool{}
+	committed := map[ActionID]bool{}
 	for _, id := range ids {
 		data, rerr := os.ReadFile(s.indexPath(id))
 		art, derr := decodeIndex(data)
@@ -84,6 +88,7 @@ func (s *Store) GCWith(roots func() (keep func(ActionID) bool, err error)) (GCSt
 			continue
 		}
 		st.Kept++
+		committed[id] = true
 		for _, f := range art.Files {
 			live[f.ID] = true
 		}
@@ -112,7 +117,7 @@ func (s *Store) GCWith(roots func() (keep func(ActionID) bool, err error)) (GCSt
 	works, _ := os.ReadDir(filepath.Join(s.root, "work"))
 	for _, w := range works {
 		id, err := ParseActionID(w.Name())
-		if err == nil && keep(id) {
+		if err == nil && keep(id) && !committed[id] {
 			continue // may resume from its checkpoints
 		}
 		if err == nil && s.busy(id) {

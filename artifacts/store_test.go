@@ -169,12 +169,25 @@ func TestGCKeepsOnlyLiveEntriesAndTheirBlobs(t *testing.T) {
 	putFiles(t, s, keep, map[string][]byte{"f": []byte("shared"), "g": []byte("kept only")})
 	putFiles(t, s, drop, map[string][]byte{"f": []byte("shared"), "h": []byte("dropped only")})
 	os.MkdirAll(s.WorkDir(drop), 0o755)
-	st, err := s.GC(func(a ActionID) bool { return a == keep })
+	// A dead attempt's dir under a committed live key: never read again.
+	leftover := filepath.Join(s.WorkDir(keep), "job7.attempt0.node1.pid99", "scratch")
+	os.MkdirAll(leftover, 0o755)
+	// A live key not committed yet: its attempt may resume from it.
+	pending := actionFor("pending")
+	resume := filepath.Join(s.WorkDir(pending), "job8.attempt0.node1.pid98", "scratch")
+	os.MkdirAll(resume, 0o755)
+	st, err := s.GC(func(a ActionID) bool { return a == keep || a == pending })
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st.Entries != 1 || st.Blobs != 1 || st.WorkDirs != 1 {
-		t.Fatalf("gc removed %+v, want 1 entry, 1 blob, 1 work dir", st)
+	if st.Entries != 1 || st.Blobs != 1 || st.WorkDirs != 2 {
+		t.Fatalf("gc removed %+v, want 1 entry, 1 blob, 2 work dirs", st)
+	}
+	if _, err := os.Stat(leftover); err == nil {
+		t.Fatal("gc kept a dead attempt's dir under a committed key")
+	}
+	if _, err := os.Stat(resume); err != nil {
+		t.Fatalf("gc removed the checkpoints of a live key not committed yet: %v", err)
 	}
 	if _, err := s.Get(keep); err != nil {
 		t.Fatalf("kept entry damaged by gc: %v", err)

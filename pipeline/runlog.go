@@ -105,6 +105,11 @@ func replaceFile(path string, data []byte) error {
 	}
 	_, err = tmp.Write(data)
 	if err == nil {
+		// CreateTemp's 0600 would hide the log from the store's other
+		// users (gc reads every log; so does a `slurm --wait` poll).
+		err = tmp.Chmod(0o644)
+	}
+	if err == nil {
 		err = tmp.Sync()
 	}
 	if cerr := tmp.Close(); err == nil {

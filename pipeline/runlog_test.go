@@ -170,3 +170,24 @@ func TestRunLogKeepsFailedStage(t *testing.T) {
 		t.Fatalf("log of a failed run: %+v", recs)
 	}
 }
+
+// A run log stays readable to the store's other users after its rewrites
+// (gc and `slurm --wait` of another user read it): the rewrite's temp file
+// is not left at CreateTemp's 0600.
+func TestRunLogReadableByOthers(t *testing.T) {
+	r := quietRunner(t)
+	p := toyPlan(t, toyConfig{N: 2}, map[string]int{})
+	if _, err := r.Run(context.Background(), p); err != nil {
+		t.Fatal(err)
+	}
+	logs, _ := filepath.Glob(filepath.Join(RunsDir(r.Store.Root()), "*.jsonl"))
+	if len(logs) == 0 {
+		t.Fatal("no run log")
+	}
+	for _, l := range logs {
+		st, err := os.Stat(l)
+		if err != nil || st.Mode().Perm()&0o044 != 0o044 {
+			t.Fatalf("run log %s mode %v (%v): want group- and world-readable", l, st.Mode(), err)
+		}
+	}
+}

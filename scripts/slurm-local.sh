@@ -5,6 +5,10 @@
 # ping`; slurm_stop stops exactly those three processes, by the pids their
 # pid files name. Call slurm_stop from an EXIT trap.
 # Needs root and the slurm-wlm and munge packages.
+# SLURM_LOCAL_CGROUP=1 makes memory a consumable resource enforced by
+# cgroups (task/cgroup on cgroup v1, CR_Core_Memory), so that a job past
+# its --mem ends OUT_OF_MEMORY as on a real cluster; slurm_cgroup_ok says
+# whether this machine allows it (a writable v1 memory controller).
 
 slurm_start() {
 	SLURM_DIR=$(mktemp -d /tmp/routebench-slurm.XXXXXX)
@@ -14,6 +18,12 @@ slurm_start() {
 	host=$(hostname -s)
 	node=$(slurmd -C | head -1) # NodeName=... CPUs=... RealMemory=...
 	[[ $node == NodeName=* ]] || { echo "slurm_start: slurmd -C printed no NodeName line: $node" >&2; return 1; }
+	local task=task/none proctrack=proctrack/linuxproc select=CR_Core
+	if [ -n "${SLURM_LOCAL_CGROUP:-}" ]; then
+		task=task/cgroup proctrack=proctrack/cgroup select=CR_Core_Memory
+		printf '%s\n' CgroupPlugin=cgroup/v1 CgroupMountpoint=/sys/fs/cgroup CgroupAutomount=no \
+			ConstrainRAMSpace=yes ConstrainSwapSpace=yes > "$d/cgroup.conf"
+	fi
 	dd if=/dev/urandom of="$d/munge/munge.key" bs=1024 count=1 status=none
 	chmod 400 "$d/munge/munge.key"
 	munged --force --key-file="$d/munge/munge.key" --socket="$d/munge/munge.sock" \
@@ -29,12 +39,12 @@ CredType=cred/munge
 AuthInfo=socket=$d/munge/munge.sock
 SlurmUser=root
 SlurmdUser=root
-ProctrackType=proctrack/linuxproc
-TaskPlugin=task/none
+ProctrackType=$proctrack
+TaskPlugin=$task
 JobAcctGatherType=jobacct_gather/none
 AccountingStorageType=accounting_storage/none
 SelectType=select/cons_tres
-SelectTypeParameters=CR_Core
+SelectTypeParameters=$select
 SchedulerType=sched/backfill
 SchedulerParameters=bf_interval=1
 ReturnToService=2
@@ -63,6 +73,10 @@ CONF
 	echo "slurm_start: the cluster did not answer in 30 s (logs in $d)" >&2
 	tail -5 "$d/slurmctld.log" "$d/slurmd.log" >&2
 	return 1
+}
+
+slurm_cgroup_ok() {
+	[ -d /sys/fs/cgroup/memory ] && [ -w /sys/fs/cgroup/memory ]
 }
 
 slurm_stop() {

@@ -28,7 +28,17 @@
 #      it creates) submit one plan to one group-shared store at once: each
 #      sees only their own jobs (squeue --me), both --wait succeed, and
 #      every store directory stays group-writable in the store's group.
+#  12. a sweep's three train stages go in one job array throttled to one
+#      running task (array_throttle 1), the evaluates in an array lined up
+#      with it (aftercorr); each task runs its own stage once; the study
+#      is exported;
+#  13. on a cluster restarted with cgroup memory limits (SLURM_LOCAL_CGROUP;
+#      skipped, saying so, where the memory cgroup is not writable), a
+#      tokenize job given 32M ends OUT_OF_MEMORY, status shows it and the
+#      retry, a resubmit runs it with the site's mem_retry (1G), and
+#      --wait retries such a job by itself, once.
 # SLURM_TEST_CASES="6 7 8" runs those cases only (cases 1-5 run together).
+# Case 13 restarts the cluster, so it runs last.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=${BIN:-bin/routebench}
@@ -216,6 +226,43 @@ if want 11; then
 	echo "case 11 ok: users root and $usr each submitted their own jobs (B: $bjobs) for one plan, both --wait exported; every store dir is $grp, g+ws ($((SECONDS - t0)) s)"
 fi
 
+if want 12; then
+	echo "== 12. a sweep's train stages as one throttled job array"
+	t0=$SECONDS
+	cat > "$T/sweep12.json" <<JSON
+{"name": "slurm-array", "profile": "smoke", "set": ["variants=random-qk", "seeds=1", "steps=60"],
+ "axes": [{"key": "sigma_min", "values": [0.1, 0.2, 0.35]}]}
+JSON
+	echo '{"default": {"cpus": 1, "mem": "1G", "time": "30:00"}, "array_throttle": 1}' > "$T/site12.json"
+	wopts=(--sweep "$T/sweep12.json" --store "$T/array-store" --site "$T/site12.json" --log-dir "$T/logs12" --poll 1s --poll-max 3s)
+	"$BIN" slurm submit "${wopts[@]}" --dry-run > "$T/dry12.log" 2>&1 || { cat "$T/dry12.log"; fail "case 12: dry run"; }
+	grep -q "job array of 3 train stages (--array=0-2%1)" "$T/dry12.log" || { cat "$T/dry12.log"; fail "case 12: the dry run shows no throttled array of the 3 train stages"; }
+	grep -q "aftercorr:" "$T/dry12.log" || { cat "$T/dry12.log"; fail "case 12: the evaluate array does not line up with the train array (aftercorr)"; }
+	# (--outage: should this script stop, the --wait in the background
+	# gives up soon after the cluster is gone)
+	"$BIN" slurm submit "${wopts[@]}" --outage 20s --wait --out "$T/out12" > "$T/sub12.log" 2>&1 & w=$!
+	# The throttle: never two tasks of the train array running at once.
+	maxrun=0 tarr=
+	while kill -0 "$w" 2>/dev/null; do
+		# (awk fails while the log does not exist yet: not an error here)
+		[ -n "$tarr" ] || tarr=$(awk '$1 == "array" {sub(":", "", $2); print $2; exit}' "$T/sub12.log" 2>/dev/null || true)
+		if [ -n "$tarr" ]; then
+			n=$(squeue -h -r -t RUNNING -o %j 2>/dev/null | grep -cx "$tarr") || true
+			[ "$n" -gt "$maxrun" ] && maxrun=$n
+		fi
+		sleep 0.2
+	done
+	wait "$w" || { cat "$T/sub12.log"; fail "case 12: --wait for the sweep"; }
+	grep -q "as 4 jobs, 2 of them job arrays (sbatch calls: 4," "$T/sub12.log" || { cat "$T/sub12.log"; fail "case 12: want 4 sbatch calls (tokenize, the train array, the evaluate array, the study)"; }
+	[ "$maxrun" = 1 ] || fail "case 12: $maxrun tasks of the train array ran at once with array_throttle 1"
+	# Each task ran its own stage, once: one 'ran' line per task log, three
+	# different train stages.
+	ran=$(for i in 0 1 2; do grep -E "^[^ ]+ +[0-9a-f]{12}  ran" "$T/logs12/$tarr.$i.log" | awk '{print $1}'; done)
+	[ "$(echo "$ran" | grep -c '/train/random-qk$')" = 3 ] && [ "$(echo "$ran" | sort -u | wc -l)" = 3 ] || { echo "$ran"; fail "case 12: the train tasks did not each run one train stage of their own"; }
+	[ -s "$T/out12/STUDY-slurm-array.md" ] || { ls "$T/out12"; fail "case 12: no STUDY-slurm-array.md exported"; }
+	echo "case 12 ok: train array $tarr (3 tasks, --array=0-2%1, at most $maxrun running), evaluates after it by aftercorr, study exported; $(grep -o 'as 4 jobs.*' "$T/sub12.log" | head -1) ($((SECONDS - t0)) s)"
+fi
+
 if want 1; then
 # A store path with a space and a command substitution in it: quoted in the
 # job scripts, it must work and run nothing.
@@ -268,7 +315,7 @@ grep -h "slurm submit\|slurm: smoke done" "$T/sub1.log" "$T/sub2.log"
 
 echo "== 3. resubmit of a finished plan"
 sub > "$T/sub3.log" 2>&1 || { cat "$T/sub3.log"; fail "resubmit"; }
-grep -q "0 submitted (sbatch calls: 0" "$T/sub3.log" || { cat "$T/sub3.log"; fail "a resubmit of a finished plan called sbatch"; }
+grep -q "0 submitted as 0 jobs, 0 of them job arrays (sbatch calls: 0," "$T/sub3.log" || { cat "$T/sub3.log"; fail "a resubmit of a finished plan called sbatch"; }
 echo "case 3 ok: $(tail -1 "$T/sub3.log")"
 
 echo "== 4. a train job sent the pre-limit signal requeues and resumes"
@@ -332,4 +379,36 @@ for st in train/alibi evaluate/alibi; do
 done
 echo "case 5 ok: $(grep -h 'slurm submit' "$T/sub5a.log" "$T/sub5b.log" | sed 's/^slurm submit smoke: //' | paste -sd'|') ; each stage ran once ($((SECONDS - t0)) s)"
 fi # cases 1-5
+if want 13; then
+	echo "== 13. a job that runs out of memory is retried once with mem_retry"
+	if ! slurm_cgroup_ok; then
+		echo "case 13 skipped: no writable cgroup v1 memory controller here, so Slurm cannot enforce --mem (the unit tests cover the retry with a fake Slurm)"
+	else
+		t0=$SECONDS
+		slurm_stop
+		SLURM_LOCAL_CGROUP=1 slurm_start || fail "case 13: starting the cluster with cgroup memory limits"
+		# tokenize's resident set is about 125 MB: 32M runs it out of memory.
+		echo '{"default": {"cpus": 1, "mem": "1G", "time": "30:00"}, "kinds": {"tokenize": {"mem": "32M", "mem_retry": "1G"}}}' > "$T/site13.json"
+		oopts=(--profile smoke --set variants=rope --set steps=60 --site "$T/site13.json" --poll 1s --poll-max 3s)
+		"$BIN" slurm submit "${oopts[@]}" --store "$T/oom-store" --log-dir "$T/logs13" > "$T/sub13a.log" 2>&1 || { cat "$T/sub13a.log"; fail "case 13: submit"; }
+		tjob=$(jobof tokenize "$T/sub13a.log")
+		for _ in $(seq 240); do
+			squeue -h -j "$tjob" -t PENDING,RUNNING,CONFIGURING,COMPLETING 2>/dev/null | grep -q . || break
+			sleep 0.5
+		done
+		st=$(squeue -h -j "$tjob" -t all -o %T)
+		[ "$st" = OUT_OF_MEMORY ] || { cat "$T/logs13"/tokenize.*.log; fail "case 13: tokenize's job $tjob ended $st, not OUT_OF_MEMORY"; }
+		"$BIN" slurm status "${oopts[@]}" --store "$T/oom-store" --log-dir "$T/logs13" > "$T/status13.log" 2>&1 || true
+		grep -qE "^  tokenize +failed +job $tjob OUT_OF_MEMORY" "$T/status13.log" && grep -q "out of memory at 32M: submit (and --wait) retry it once with mem_retry 1G" "$T/status13.log" \
+			|| { cat "$T/status13.log"; fail "case 13: status does not show the out-of-memory job and its retry"; }
+		"$BIN" slurm submit "${oopts[@]}" --store "$T/oom-store" --log-dir "$T/logs13" --wait --out "$T/out13" > "$T/sub13b.log" 2>&1 || { cat "$T/sub13b.log"; fail "case 13: the resubmit with mem_retry"; }
+		grep -qE "^submitted tokenize .*\(mem_retry 1G: job $tjob ran out of memory at 32M\)" "$T/sub13b.log" || { cat "$T/sub13b.log"; fail "case 13: tokenize was not submitted again with mem_retry"; }
+		rjob=$(jobof tokenize "$T/sub13b.log")
+		[ "$(squeue -h -j "$rjob" -t all -o '%T %m')" = "COMPLETED 1G" ] || { squeue -h -j "$rjob" -t all; fail "case 13: the retry job $rjob did not complete with 1G"; }
+		# --wait retries by itself too, once.
+		"$BIN" slurm submit "${oopts[@]}" --store "$T/oom-store2" --log-dir "$T/logs13b" --wait --out "$T/out13b" > "$T/wait13.log" 2>&1 || { cat "$T/wait13.log"; fail "case 13: --wait with an out-of-memory job"; }
+		grep -q "stage tokenize's job [0-9]* ran out of memory; submitting it again with the site's mem_retry 1G (once)" "$T/wait13.log" || { cat "$T/wait13.log"; fail "case 13: --wait did not retry tokenize with mem_retry"; }
+		echo "case 13 ok: tokenize's job $tjob ended OUT_OF_MEMORY at 32M, status said so, the resubmit ran it as job $rjob with 1G and the plan finished; --wait retried by itself as well ($((SECONDS - t0)) s)"
+	fi
+fi
 echo "test-slurm: all cases passed in $((SECONDS - start)) s"

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -134,9 +135,27 @@ func (e *CommandError) Error() string {
 }
 func (e *CommandError) Unwrap() error { return e.Err }
 
-// Job is one line of squeue or sacct.
+// Job is one line of squeue or sacct. An array task's ID is
+// "<array job id>_<task index>" (squeue -r, sacct).
 type Job struct {
 	ID, Name, State, Reason string
+	// Mem is the memory the job asked for as Slurm prints it (squeue %m,
+	// sacct ReqMem: "4G", "4000M", "4Gn"), "" where not shown.
+	Mem string
+}
+
+// ArrayTask splits an array task's ID into the array's job id and the
+// task index; ok is false for a job that is not an array task.
+func (j Job) ArrayTask() (array string, task int, ok bool) {
+	a, t, found := strings.Cut(j.ID, "_")
+	if !found {
+		return "", 0, false
+	}
+	n, err := strconv.Atoi(t)
+	if err != nil { // "123_[4-7%2]": tasks not yet split off (no -r)
+		return "", 0, false
+	}
+	return a, n, true
 }
 
 // Active says whether the job may still run (and so may still produce its
@@ -151,7 +170,8 @@ func (j Job) Active() bool {
 
 // Queue lists this user's jobs with the given names in every state
 // (squeue -t all: without it failed and finished jobs are left out) in one
-// squeue call. Only this user's (--me): on a store several users share,
+// squeue call, one line per array task (-r: a pending array is otherwise
+// one line for all its tasks). Only this user's (--me): on a store several users share,
 // user B must neither chain on nor cancel user A's jobs (nor could B
 // cancel them), and with PrivateData=jobs B does not see them anyway.
 // Two users submitting one plan each compute a key then; the store keeps
@@ -160,11 +180,11 @@ func (c *Client) Queue(names []string) ([]Job, error) {
 	if len(names) == 0 {
 		return nil, nil
 	}
-	out, err := c.Run("squeue", "-h", "--me", "--states=all", "--name="+strings.Join(names, ","), "-o", "%i|%j|%T|%r")
+	out, err := c.Run("squeue", "-h", "--me", "--states=all", "-r", "--name="+strings.Join(names, ","), "-o", "%i|%j|%T|%r|%m")
 	if err != nil {
 		return nil, err
 	}
-	return parseJobs(out, 4), nil
+	return parseJobs(out, true), nil
 }
 
 // ErrNoAccounting is sacct's answer on a cluster without accounting
@@ -178,7 +198,7 @@ func (c *Client) Accounting(names []string) ([]Job, error) {
 	if len(names) == 0 {
 		return nil, nil
 	}
-	out, err := c.Run("sacct", "-n", "-P", "-X", "--starttime=now-30days", "--name="+strings.Join(names, ","), "-o", "JobID,JobName,State")
+	out, err := c.Run("sacct", "-n", "-P", "-X", "--starttime=now-30days", "--name="+strings.Join(names, ","), "-o", "JobID,JobName,State,ReqMem")
 	// sacct shows only the caller's jobs unless asked for --allusers.
 	if err != nil {
 		var ce *CommandError
@@ -190,19 +210,26 @@ func (c *Client) Accounting(names []string) ([]Job, error) {
 	if strings.Contains(strings.ToLower(out), "accounting storage is disabled") {
 		return nil, ErrNoAccounting
 	}
-	return parseJobs(out, 3), nil
+	return parseJobs(out, false), nil
 }
 
-func parseJobs(out string, fields int) []Job {
+// parseJobs reads "id|name|state|reason|mem" lines (squeue) or
+// "id|name|state|mem" lines (sacct, withReason false); the fields after
+// the state may be missing.
+func parseJobs(out string, withReason bool) []Job {
 	var jobs []Job
 	for _, line := range strings.Split(out, "\n") {
 		f := strings.Split(strings.TrimSpace(line), "|")
-		if len(f) < fields || f[0] == "" {
+		if len(f) < 3 || f[0] == "" {
 			continue
 		}
 		j := Job{ID: f[0], Name: f[1], State: f[2]}
-		if fields > 3 {
-			j.Reason = f[3]
+		rest := f[3:]
+		if withReason && len(rest) > 0 {
+			j.Reason, rest = rest[0], rest[1:]
+		}
+		if len(rest) > 0 {
+			j.Mem = rest[0]
 		}
 		jobs = append(jobs, j)
 	}

@@ -19,6 +19,10 @@ type Resources struct {
 	Account   string   `json:"account,omitempty"`
 	Gres      string   `json:"gres,omitempty"`  // e.g. gpu:1
 	Extra     []string `json:"extra,omitempty"` // more sbatch arguments, one word each
+	// MemRetry is the --mem of the one retry of a job that ran out of
+	// memory (state OUT_OF_MEMORY): `submit` and `--wait` submit the stage
+	// again with it (docs/cluster.md, section 5). "" means no retry.
+	MemRetry string `json:"mem_retry,omitempty"`
 }
 
 // over returns r with o's set fields on top (Extra appends).
@@ -29,7 +33,7 @@ func (r Resources) over(o Resources) Resources {
 	for _, p := range []struct {
 		dst *string
 		src string
-	}{{&r.Mem, o.Mem}, {&r.Time, o.Time}, {&r.Partition, o.Partition}, {&r.Account, o.Account}, {&r.Gres, o.Gres}} {
+	}{{&r.Mem, o.Mem}, {&r.Time, o.Time}, {&r.Partition, o.Partition}, {&r.Account, o.Account}, {&r.Gres, o.Gres}, {&r.MemRetry, o.MemRetry}} {
 		if p.src != "" {
 			*p.dst = p.src
 		}
@@ -100,6 +104,28 @@ type Site struct {
 	// duration, default 100ms): clusters limit submit RPCs per user, and a
 	// burst of sbatch calls is what makes a loaded slurmctld time out.
 	SubmitInterval string `json:"submit_interval,omitempty"`
+	// ArrayThrottle is the % of every job array's --array (at most that
+	// many of its tasks run at once); 0 sets none.
+	ArrayThrottle int `json:"array_throttle,omitempty"`
+	// ArrayMax is the most tasks one job array gets (default 1000: Slurm's
+	// default MaxArraySize is 1001, and a task index must be below it);
+	// 1 submits one job per stage, as before job arrays.
+	ArrayMax int `json:"array_max,omitempty"`
+}
+
+// arrayMax is array_max, 1000 by default.
+func (s *Site) arrayMax() int {
+	if s != nil && s.ArrayMax > 0 {
+		return s.ArrayMax
+	}
+	return 1000
+}
+
+func (s *Site) arrayThrottle() int {
+	if s == nil {
+		return 0
+	}
+	return s.ArrayThrottle
 }
 
 // SubmitIntervalOrDefault is submit_interval, 100ms by default.
@@ -212,6 +238,17 @@ func LoadSite(path string) (*Site, error) {
 			return nil, fmt.Errorf("slurm site file %s: %s %q is not a duration such as \"30m\" or \"48h\"", path, name, v)
 		}
 	}
+	if s.ArrayThrottle < 0 || s.ArrayMax < 0 {
+		return nil, fmt.Errorf("slurm site file %s: array_throttle %d and array_max %d must not be negative", path, s.ArrayThrottle, s.ArrayMax)
+	}
+	for kind, r := range s.kindsAndDefault() {
+		if r.MemRetry == "" {
+			continue
+		}
+		if _, err := MemMiB(r.MemRetry); err != nil {
+			return nil, fmt.Errorf("slurm site file %s: %s mem_retry %q: %w", path, kind, r.MemRetry, err)
+		}
+	}
 	if s.TimeFactor < 0 {
 		return nil, fmt.Errorf("slurm site file %s: time_factor %g must be positive", path, s.TimeFactor)
 	}
@@ -267,4 +304,40 @@ func (s *Site) signalSeconds() int {
 		return s.SignalSeconds
 	}
 	return 90
+}
+
+func (s *Site) kindsAndDefault() map[string]Resources {
+	m := map[string]Resources{"default": s.Default}
+	for k, r := range s.Kinds {
+		m["kind "+k] = r
+	}
+	return m
+}
+
+// MemMiB reads a memory size as sbatch --mem, squeue %m and sacct ReqMem
+// write it ("4G", "4000M", "4096", "1.5T"; sacct may end it with n or c,
+// per node or per CPU) in MiB.
+func MemMiB(s string) (float64, error) {
+	t := strings.TrimSuffix(strings.TrimSuffix(strings.TrimSpace(s), "n"), "c")
+	mult := 1.0
+	if t != "" {
+		switch t[len(t)-1] {
+		case 'K', 'k':
+			mult = 1.0 / 1024
+		case 'M', 'm':
+			mult = 1
+		case 'G', 'g':
+			mult = 1024
+		case 'T', 't':
+			mult = 1024 * 1024
+		}
+		if t[len(t)-1] > '9' {
+			t = t[:len(t)-1]
+		}
+	}
+	v, err := strconv.ParseFloat(t, 64)
+	if err != nil || v < 0 {
+		return 0, fmt.Errorf("memory size %q is not a size such as 4G or 4000M", s)
+	}
+	return v * mult, nil
 }

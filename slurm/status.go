@@ -29,6 +29,12 @@ type StageState struct {
 	// itself (see stuckReasons); it will never run as submitted.
 	Stuck bool
 	Tail  []string // last log lines of a failed stage
+	// Note says more about the job: that it ran out of memory and is to
+	// be retried with mem_retry, or that it is that retry.
+	Note string
+	// RetryMem is set when the stage's job ran out of memory below the
+	// site's mem_retry: the memory to submit it again with.
+	RetryMem string
 }
 
 // Report is the state of a whole plan.
@@ -78,40 +84,32 @@ func stuck(reason string) bool {
 // they are listed in Report.Dead and nothing is changed.
 func (s *Submitter) Status(nodes []Node, tailLines int, cancelDead bool) (*Report, error) {
 	rep := &Report{}
-	var names []string
-	for _, n := range nodes {
-		if !n.Cached {
-			names = append(names, JobName(n.Recipe))
-		}
-	}
-	jobs, err := s.Client.Queue(names)
+	refs := s.arrayRefs(nodes)
+	jobs, err := s.Client.Queue(jobNames(nodes, refs))
 	if err != nil {
 		return nil, fmt.Errorf("slurm status: %w", err)
 	}
-	latest := latestByName(jobs)
-	var missing []string
-	for _, name := range names {
-		if _, ok := latest[name]; !ok {
-			missing = append(missing, name)
+	var missing []Node
+	for _, n := range nodes {
+		if _, ok := findJob(n, refs[n.Name], jobs); !n.Cached && !ok {
+			missing = append(missing, n)
 		}
 	}
 	if len(missing) > 0 {
-		acct, err := s.Client.Accounting(missing)
+		acct, err := s.Client.Accounting(jobNames(missing, refs))
 		switch {
 		case errors.Is(err, ErrNoAccounting):
 			rep.NoAccounting = true
 		case err != nil:
 			return nil, fmt.Errorf("slurm status: %w", err)
 		}
-		for n, j := range latestByName(acct) {
-			latest[n] = j
-		}
+		jobs = append(jobs, acct...)
 	}
 	failed := map[string]bool{}
 	var dead []string
 	for _, n := range nodes {
-		st := StageState{Name: n.Name, Log: LogPath(s.LogDir, n)}
-		j, known := latest[JobName(n.Recipe)]
+		j, known := findJob(n, refs[n.Name], jobs)
+		st := StageState{Name: n.Name, Log: s.logOf(n, refs[n.Name], j, known)}
 		if known {
 			st.JobID, st.JobState = j.ID, j.State
 		}
@@ -134,12 +132,15 @@ func (s *Submitter) Status(nodes []Node, tailLines int, cancelDead bool) (*Repor
 			st.State = StateRunning
 		case strings.HasPrefix(j.State, "COMPLETED"):
 			st.State = StateDone
-		case strings.HasPrefix(j.State, "CANCELLED") && parentFailed:
+		case strings.HasPrefix(j.State, "CANCELLED") && (parentFailed || strings.Contains(j.Reason, "DependencyNeverSatisfied")):
+			// Its own input failed, or (a job array's dependency is
+			// shared by its tasks) a sibling's did.
 			st.State = StateSkipped
 		default:
 			st.State = StateFailed
 			st.Tail = tail(st.Log, tailLines)
 		}
+		memNote(&st, n.Resources, j)
 		if st.State == StateFailed || st.State == StateSkipped {
 			failed[n.Name] = true
 		}
@@ -155,6 +156,28 @@ func (s *Submitter) Status(nodes []Node, tailLines int, cancelDead bool) (*Repor
 		rep.Cancelled = dead
 	}
 	return rep, nil
+}
+
+// memNote says, for a failed job that ran out of memory, whether it is
+// retried with the site's mem_retry (and sets RetryMem), and marks an
+// active job that is that retry. A job ran at mem_retry when it asked for
+// at least that much; one whose memory Slurm did not show counts as
+// below it (--wait retries a stage once whatever it shows).
+func memNote(st *StageState, r Resources, j Job) {
+	asked, askedErr := MemMiB(j.Mem)
+	retry, retryErr := MemMiB(r.MemRetry)
+	atRetry := r.MemRetry != "" && retryErr == nil && askedErr == nil && j.Mem != "" && asked >= retry
+	switch {
+	case st.State == StateFailed && OutOfMemory(j.State) && r.MemRetry == "":
+		st.Note = fmt.Sprintf("out of memory at %s; the site file sets no mem_retry for it (docs/cluster.md, section 5)", orQuestion(j.Mem))
+	case st.State == StateFailed && OutOfMemory(j.State) && atRetry:
+		st.Note = fmt.Sprintf("out of memory at %s, the site's mem_retry: raise mem_retry (or mem) in the site file and submit again", j.Mem)
+	case st.State == StateFailed && OutOfMemory(j.State):
+		st.RetryMem = r.MemRetry
+		st.Note = fmt.Sprintf("out of memory at %s: submit (and --wait) retry it once with mem_retry %s", orQuestion(j.Mem), r.MemRetry)
+	case (st.State == StatePending || st.State == StateRunning) && atRetry && r.MemRetry != r.Mem:
+		st.Note = fmt.Sprintf("the mem_retry job (%s) after running out of memory", r.MemRetry)
+	}
 }
 
 // tail is the last n lines of a file (nil if it cannot be read).
@@ -173,18 +196,29 @@ func tail(path string, n int) []string {
 // CancelPlan cancels this user's jobs of the nodes that may still run
 // (pending, running, requeueing) in one scancel call and returns their ids.
 func (s *Submitter) CancelPlan(nodes []Node) ([]string, error) {
-	var names []string
-	for _, n := range nodes {
-		names = append(names, JobName(n.Recipe))
+	all := make([]Node, len(nodes))
+	for i, n := range nodes {
+		all[i] = n
+		all[i].Cached = false // a cached stage's straggler is cancelled too
 	}
-	jobs, err := s.Client.Queue(names)
+	refs := s.arrayRefs(all)
+	jobs, err := s.Client.Queue(jobNames(all, refs))
 	if err != nil {
 		return nil, fmt.Errorf("slurm cancel: listing this plan's jobs: %w", err)
 	}
 	var ids []string
-	for _, j := range jobs {
-		if j.Active() {
-			ids = append(ids, j.ID)
+	seen := map[string]bool{}
+	for _, n := range all {
+		for _, j := range jobs {
+			mine := j.Name == JobName(n.Recipe)
+			if r := refs[n.Name]; r.name != "" && j.Name == r.name {
+				_, t, ok := j.ArrayTask()
+				mine = ok && t == r.index
+			}
+			if mine && j.Active() && !seen[j.ID] {
+				seen[j.ID] = true
+				ids = append(ids, j.ID)
+			}
 		}
 	}
 	if err := s.Client.Cancel(ids); err != nil {

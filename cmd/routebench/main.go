@@ -44,7 +44,8 @@ commands:
                        into <out>/<stage> (--out, default .routebench/export/<profile>;
                        --windows N: also N held-out windows and the native log-probs on them,
                        --window-len L (default T), --seed S; docs/interop.md)
-  slurm submit|status  run the plan on a Slurm cluster, one job per stage (docs/cluster.md;
+  slurm submit|status  run the plan on a Slurm cluster, a job per stage, job arrays for stages
+                       of one kind (docs/cluster.md;
                        --wait exports RESULTS.md as reproduce does)
   bench compare OLD NEW
                        compare two benchmark files (benchstat-style)

@@ -22,9 +22,11 @@ import (
 
 const slurmUsage = `usage: routebench slurm submit|status|cancel [flags]
 
-  submit     one sbatch job per stage not in the store (afterok on the jobs of
-             its inputs; the report, or a sweep's study, last); stages cached,
-             queued or running are not submitted again
+  submit     a job per stage not in the store, independent stages of one kind
+             in one job array (aftercorr or afterok on the jobs of its inputs;
+             the report, or a sweep's study, last); stages cached, queued or
+             running are not submitted again; a job that ran out of memory is
+             submitted again with the site's mem_retry
   status     each stage's state: the store, then squeue (sacct where there is
              accounting); failed stages with the end of their log, pending
              ones with Slurm's reason; read-only: jobs left pending behind a
@@ -191,10 +193,21 @@ func firstNonEmpty(a, b string) string {
 // nodes describes the plan for the scheduler: the store's state now and
 // each stage's recipe.
 func (j *slurmJob) nodes() ([]slurm.Node, error) {
+	nodes, _, err := j.nodesAndDone()
+	return nodes, err
+}
+
+// nodesAndDone is nodes and what the store holds of the plan now.
+func (j *slurmJob) nodesAndDone() ([]slurm.Node, map[string]*artifacts.Artifact, error) {
 	lines, done, err := j.runner.Status(j.plan)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
+	nodes, err := j.nodesFrom(lines, done)
+	return nodes, done, err
+}
+
+func (j *slurmJob) nodesFrom(lines []pipeline.StatusLine, done map[string]*artifacts.Artifact) ([]slurm.Node, error) {
 	estimate := j.estimator(done)
 	store, _ := filepath.Abs(j.runner.Store.Root())
 	bin, err := os.Executable()
@@ -272,8 +285,15 @@ func (j *slurmJob) submit(ctx context.Context) error {
 	if j.f.dryRun {
 		verb = "would be submitted (--dry-run)"
 	}
-	fmt.Fprintf(os.Stderr, "slurm submit %s: %d stages, %d cached, %d already queued or running, %d %s (sbatch calls: %d, squeue calls: %d)\n",
-		j.plan.Profile, len(nodes), res.Cached, len(res.Queued), len(res.New), verb, j.sub.Client.Calls["sbatch"], j.sub.Client.Calls["squeue"])
+	for _, a := range res.Arrays {
+		fmt.Fprintf(os.Stderr, "slurm submit %s: job array of %d %s stages (--array=%s): %s\n", j.plan.Profile, len(a.Stages), kindOf(j.plan, a.Stages[0]), a.Spec, strings.Join(a.Stages, " "))
+	}
+	jobs := len(res.New)
+	for _, a := range res.Arrays {
+		jobs -= len(a.Stages) - 1
+	}
+	fmt.Fprintf(os.Stderr, "slurm submit %s: %d stages, %d cached, %d already queued or running, %d %s as %d jobs, %d of them job arrays (sbatch calls: %d, squeue calls: %d)\n",
+		j.plan.Profile, len(nodes), res.Cached, len(res.Queued), len(res.New), verb, jobs, len(res.Arrays), j.sub.Client.Calls["sbatch"], j.sub.Client.Calls["squeue"])
 	if !j.f.wait || j.f.dryRun {
 		return nil
 	}
@@ -282,10 +302,15 @@ func (j *slurmJob) submit(ctx context.Context) error {
 
 // waitAndExport polls (one squeue per interval for the whole plan, the
 // interval growing by half up to --poll-max) until the last stage is in
-// the store, then exports as reproduce or sweep does.
+// the store, then exports as reproduce or sweep does. A poll reads the
+// store through a pipeline.Watch: the run logs jobs rewrote since the last
+// poll, and a stage's blobs once when it first shows, never the whole
+// plan's again. A stage whose job ran out of memory is submitted again
+// with the site's mem_retry, once per stage.
 func (j *slurmJob) waitAndExport(ctx context.Context) error {
 	interval := j.f.poll
 	resubmits := 0
+	memRetried := map[string]bool{}
 	last := j.plan.Stages[len(j.plan.Stages)-1].Name
 	var failingSince time.Time
 	unseenSince := map[string]time.Time{}
@@ -298,8 +323,13 @@ func (j *slurmJob) waitAndExport(ctx context.Context) error {
 		interval = min(interval*3/2, j.f.pollMax)
 		return nil
 	}
+	nodes, watch, err := j.startWatch()
+	if err != nil {
+		return err
+	}
+	ended := map[string]bool{} // stages whose job ended at the last poll
 	for {
-		rep, err := j.status(true)
+		rep, err := j.poll(nodes, watch, ended)
 		var ce *slurm.CommandError
 		if err != nil && !errors.As(err, &ce) {
 			return err // the plan or the store, not Slurm: polling again cannot help
@@ -320,15 +350,29 @@ func (j *slurmJob) waitAndExport(ctx context.Context) error {
 			continue
 		}
 		failingSince = time.Time{}
+		ended = map[string]bool{}
+		for _, s := range rep.Stages {
+			ended[s.Name] = s.State == slurm.StateDone || s.State == slurm.StateFailed
+		}
 		if err := waitVerdict(rep, unseenSince, time.Now(), j.f.unseenLimit); err != nil {
 			printSlurmReport(j, rep)
 			return err
+		}
+		if oom := memRetries(rep, memRetried); len(oom) > 0 {
+			for _, s := range oom {
+				memRetried[s.Name] = true
+				fmt.Fprintf(os.Stderr, "slurm: stage %s's job %s ran out of memory; submitting it again with the site's mem_retry %s (once)\n", s.Name, s.JobID, s.RetryMem)
+			}
+			if nodes, watch, err = j.resubmit(); err != nil {
+				return err
+			}
+			continue
 		}
 		final := rep.Stages[len(rep.Stages)-1]
 		active := rep.Count(slurm.StatePending) + rep.Count(slurm.StateRunning)
 		switch {
 		case final.State == slurm.StateCached:
-			fmt.Fprintf(os.Stderr, "slurm: %s done (squeue calls: %d, sbatch calls: %d)\n", j.plan.Profile, j.sub.Client.Calls["squeue"], j.sub.Client.Calls["sbatch"])
+			fmt.Fprintf(os.Stderr, "slurm: %s done (squeue calls: %d, sbatch calls: %d, store lookups while waiting: %d)\n", j.plan.Profile, j.sub.Client.Calls["squeue"], j.sub.Client.Calls["sbatch"], watch.Lookups)
 			return j.export()
 		case active == 0 && rep.Count(slurm.StateDone) == 0 && onlyCancelled(rep) && resubmits < 2:
 			// No stage failed by itself: jobs were cancelled, e.g. a
@@ -337,7 +381,7 @@ func (j *slurmJob) waitAndExport(ctx context.Context) error {
 			// afterok dependents). Submit what is missing again.
 			resubmits++
 			fmt.Fprintf(os.Stderr, "slurm: %d stages cancelled without a failure; submitting them again\n", rep.Count(slurm.StateFailed)+rep.Count(slurm.StateSkipped))
-			if err := j.resubmit(); err != nil {
+			if nodes, watch, err = j.resubmit(); err != nil {
 				return err
 			}
 			continue
@@ -352,13 +396,59 @@ func (j *slurmJob) waitAndExport(ctx context.Context) error {
 	}
 }
 
-func (j *slurmJob) resubmit() error {
-	nodes, err := j.nodes()
-	if err != nil {
-		return err
+// memRetries are the stages to submit again with mem_retry: their job ran
+// out of memory below it, and --wait has not retried them yet.
+func memRetries(rep *slurm.Report, retried map[string]bool) []slurm.StageState {
+	var out []slurm.StageState
+	for _, s := range rep.Stages {
+		if s.RetryMem != "" && !retried[s.Name] {
+			out = append(out, s)
+		}
 	}
-	_, err = j.sub.Submit(nodes)
-	return err
+	return out
+}
+
+// startWatch reads the plan's state in the store once (every blob
+// verified) and starts a watch from it.
+func (j *slurmJob) startWatch() ([]slurm.Node, *pipeline.Watch, error) {
+	nodes, done, err := j.nodesAndDone()
+	if err != nil {
+		return nil, nil, err
+	}
+	return nodes, j.runner.NewWatch(j.plan, done), nil
+}
+
+// poll is one poll of --wait: the store through the watch (a stage whose
+// job ended at the last poll is looked up even if no run log names it),
+// then Slurm.
+func (j *slurmJob) poll(nodes []slurm.Node, watch *pipeline.Watch, ended map[string]bool) (*slurm.Report, error) {
+	lines, err := watch.Poll(func(stage string) bool { return ended[stage] })
+	if err != nil {
+		return nil, err
+	}
+	for i := range nodes {
+		nodes[i].Cached = lines[i].Cached
+	}
+	return j.sub.Status(nodes, 15, true)
+}
+
+func kindOf(plan *pipeline.Plan, stage string) string {
+	if s, ok := plan.Stage(stage); ok {
+		return s.Kind
+	}
+	return "?"
+}
+
+// resubmit submits what is missing again and restarts the watch.
+func (j *slurmJob) resubmit() ([]slurm.Node, *pipeline.Watch, error) {
+	nodes, watch, err := j.startWatch()
+	if err != nil {
+		return nil, nil, err
+	}
+	if _, err := j.sub.Submit(nodes); err != nil {
+		return nil, nil, err
+	}
+	return nodes, watch, nil
 }
 
 // onlyCancelled: every stage that did not finish had its job cancelled
@@ -378,6 +468,8 @@ func onlyCancelled(rep *slurm.Report) bool {
 
 // export writes RESULTS.md (or the sweep's study) from the store: the same
 // artifact reproduce and sweep copy out.
+// Its Status verifies the plan's blobs once more, as reproduce's export
+// does, before anything is copied out.
 func (j *slurmJob) export() error {
 	_, done, err := j.runner.Status(j.plan)
 	if err != nil {
@@ -456,6 +548,9 @@ func printSlurmReport(j *slurmJob, rep *slurm.Report) {
 		fmt.Printf("  %-30s %-13s %s\n", s.Name, s.State, job)
 		if s.State != slurm.StateCached && s.State != slurm.StateNotSubmitted {
 			fmt.Printf("  %-30s   log %s\n", "", s.Log)
+		}
+		if s.Note != "" {
+			fmt.Printf("  %-30s   %s\n", "", s.Note)
 		}
 		for _, l := range s.Tail {
 			fmt.Printf("  %-30s   | %s\n", "", l)

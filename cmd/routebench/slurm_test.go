@@ -111,3 +111,18 @@ func TestWaitVerdict(t *testing.T) {
 		t.Fatalf("unseen past the limit: %v, want the job's state named", err)
 	}
 }
+
+// TestMemRetries: --wait submits a stage again with mem_retry once: a
+// stage it has retried already is left to fail.
+func TestMemRetries(t *testing.T) {
+	rep := &slurm.Report{Stages: []slurm.StageState{
+		{Name: "tokenize", State: slurm.StateFailed, RetryMem: "4G"},
+		{Name: "train/rope", State: slurm.StateFailed},
+		{Name: "train/alibi", State: slurm.StateFailed, RetryMem: "4G"},
+	}}
+	retried := map[string]bool{"train/alibi": true}
+	got := memRetries(rep, retried)
+	if len(got) != 1 || got[0].Name != "tokenize" {
+		t.Fatalf("memRetries = %+v, want tokenize only (train/rope did not run out of memory, train/alibi was retried)", got)
+	}
+}
