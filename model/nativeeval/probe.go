@@ -87,46 +87,69 @@ func probeRow(s *attnShape, bufs *headBufs, st *pathSteps, att []float32, layer,
 	n := i + 1
 	logit := make([]float64, n)
 	q := bufs.q[(h*L+i)*d : (h*L+i+1)*d]
-	key := func(j, c int) float32 { return bufs.kt[((h*nkb+j/blockK)*d+c)*blockK+j%blockK] }
+	// kt holds each key block transposed ([d][blockK]): a block is read
+	// row-major into kr once (a key's d values are blockK floats apart
+	// there, a cache line each when read key by key).
+	kr := make([]float64, blockK*d)
+	block := func(kb int) int {
+		blk := bufs.kt[(h*nkb+kb)*d*blockK : (h*nkb+kb+1)*d*blockK]
+		nk := min(blockK, n-kb*blockK)
+		for c := 0; c < d; c++ {
+			for jj, x := range blk[c*blockK : c*blockK+nk] {
+				kr[jj*d+c] = float64(x)
+			}
+		}
+		return nk
+	}
 	if st == nil {
-		for j := 0; j < n; j++ {
-			var acc float64
-			for c := 0; c < d; c++ {
-				acc += float64(q[c]) * float64(key(j, c))
+		for kb := 0; kb*blockK < n; kb++ {
+			j0, nk := kb*blockK, block(kb)
+			for jj := 0; jj < nk; jj++ {
+				k := kr[jj*d : (jj+1)*d]
+				var acc float64
+				for c, x := range k {
+					acc += float64(q[c]) * x
+				}
+				if s.slopes != nil {
+					acc += float64(s.slopes[h]) * float64(j0+jj-i)
+				}
+				logit[j0+jj] = acc
 			}
-			if s.slopes != nil {
-				acc += float64(s.slopes[h]) * float64(j-i)
-			}
-			logit[j] = acc
 		}
 	} else {
 		// PaTH: s_ij = q_i^T H_i ... H_{j+1} k_j (+ the gate): carry the
-		// query back one step at a time, u <- H_{j+1} u (H symmetric).
+		// query back one step at a time, u <- H_{j+1} u (H symmetric),
+		// newest key block first.
 		u := make([]float64, d)
 		for c := range u {
 			u[c] = float64(q[c])
 		}
 		scale := 1 / math.Sqrt(float64(d))
-		for j := i; j >= 0; j-- {
-			if j < i {
-				w := st.w[(h*L+j+1)*d : (h*L+j+2)*d]
-				var wu float64
-				for c := range u {
-					wu += float64(w[c]) * u[c]
+		for kb := i / blockK; kb >= 0; kb-- {
+			j0 := kb * blockK
+			block(kb)
+			for j := min(i, j0+blockK-1); j >= j0; j-- {
+				if j < i {
+					w := st.w[(h*L+j+1)*d : (h*L+j+2)*d]
+					var wu float64
+					for c := range u {
+						wu += float64(w[c]) * u[c]
+					}
+					b := float64(st.beta[h*L+j+1]) * wu
+					for c := range u {
+						u[c] -= b * float64(w[c])
+					}
 				}
-				b := float64(st.beta[h*L+j+1]) * wu
-				for c := range u {
-					u[c] -= b * float64(w[c])
+				k := kr[(j-j0)*d : (j-j0+1)*d]
+				var acc float64
+				for c, x := range k {
+					acc += u[c] * x
 				}
+				if st.G != nil {
+					acc += (st.G[h*L+i] - st.G[h*L+j]) * scale
+				}
+				logit[j] = acc
 			}
-			var acc float64
-			for c := 0; c < d; c++ {
-				acc += u[c] * float64(key(j, c))
-			}
-			if st.G != nil {
-				acc += (st.G[h*L+i] - st.G[h*L+j]) * scale
-			}
-			logit[j] = acc
 		}
 	}
 	mx, mn := math.Inf(-1), math.Inf(1)
