@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"routebench/stages/evaluate"
@@ -334,6 +335,13 @@ func renderMechanism(b *strings.Builder, vs []*variantData, g seedGroups, seeds 
 	b.WriteString("\n")
 	fmt.Fprintf(b, "**Attention by log2 distance** at the longest length (mean over seeds, windows, layers, heads and probe queries): the attention per source relative to uniform attention's, log2 (the bin's mass over the share of the row's sources it holds), the mean logit and the value coherence, a line per variant: [mass](%s), [logits](%s), [coherence](%s).\n\n",
 		PlotMassByDistance, PlotLogitByDistance, PlotCoherenceByDistance)
+	var panels []string
+	for _, gr := range familyPanels(vs) {
+		panels = append(panels, fmt.Sprintf("[%s](%s)", gr.variant, fmt.Sprintf(PlotMassByLength, familyOf(gr.variant).order)))
+	}
+	if len(panels) > 0 {
+		fmt.Fprintf(b, "**Against the context**, one panel per family (its first variant; a line per length L, the same log2 attention per source relative to uniform's): %s.\n\n", strings.Join(panels, ", "))
+	}
 }
 
 // Plots of the mechanism section.
@@ -342,6 +350,54 @@ const (
 	PlotLogitByDistance     = "results/logit_by_distance.png"
 	PlotCoherenceByDistance = "results/coherence_by_distance.png"
 )
+
+// PlotMassByLength is the family panel's file pattern (%d: the family's
+// order): its first variant's attention by distance, a line per length.
+const PlotMassByLength = "results/mass_by_length_%d.png"
+
+// familyPanels are, per plot family in order, its first variant with a
+// mechanism probe: the variant whose mass by distance against L the
+// family's panel draws.
+func familyPanels(vs []*variantData) []variantRuns {
+	seen := map[int]bool{}
+	var out []variantRuns
+	for _, gr := range byVariant(vs) {
+		f := familyOf(gr.variant)
+		if seen[f.order] || gr.evals[0].Mechanism == nil {
+			continue
+		}
+		seen[f.order] = true
+		out = append(out, gr)
+	}
+	slices.SortFunc(out, func(a, b variantRuns) int { return familyOf(a.variant).order - familyOf(b.variant).order })
+	return out
+}
+
+// massByLengthPlots draws each family panel: log2 attention per source
+// relative to uniform's by distance bin, one line per length.
+func massByLengthPlots(vs []*variantData, dir string) error {
+	for _, gr := range familyPanels(vs) {
+		f := familyOf(gr.variant)
+		var series []Series
+		for _, ml := range gr.evals[0].Mechanism.Lengths {
+			xs, ys := binCurve(gr.evals, ml.L, func(b evaluate.MechanismBin) float64 { return math.Log2(b.Mass / b.Uniform) })
+			if len(xs) == 0 {
+				continue
+			}
+			nan := make([]float64, len(xs))
+			for k := range nan {
+				nan[k] = math.NaN()
+			}
+			series = append(series, Series{Name: fmt.Sprintf("L = %dT", ml.L/gr.evals[0].Protocol.Context), X: xs, Y: ys, Lo: nan, Hi: nan})
+		}
+		path := fmt.Sprintf(PlotMassByLength, f.order)
+		title := fmt.Sprintf("%s (%s): attention by distance, a line per length", gr.variant, f.name)
+		if err := IntervalPlot(filepath.Join(dir, path), title, "log2 distance (bin upper edge + 1)", "log2 (attention per source / uniform's)", nil, series); err != nil {
+			return fmt.Errorf("report: plot %s: %w", path, err)
+		}
+	}
+	return nil
+}
 
 // binCurve is a variant's per-bin mean of pick at length L over its runs,
 // layers and heads: x = log2 of the bin's upper distance.
@@ -407,7 +463,7 @@ func mechanismPlots(vs []*variantData, dir string) error {
 			return fmt.Errorf("report: plot %s: %w", p.path, err)
 		}
 	}
-	return nil
+	return massByLengthPlots(vs, dir)
 }
 
 // routeWindow is a run's median route mixing window n* at length L and
