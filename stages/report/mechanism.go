@@ -471,3 +471,41 @@ func mechanismPlots(vs []*variantData, dir string) error {
 func routeWindow(r *evaluate.Result, L int) (float64, bool, error) {
 	return medianRouteWindow(r, L) // mixing.go
 }
+
+// appendMechanism adds the mechanism figures to the tidy rows: per length
+// the per-window far mass, far coherence and bound (each with its mean
+// over windows and t interval), the route window n* (median over layers,
+// heads and pairs; -1 when not found by the longest route) and the copy
+// probe's per-probe gains by gap (L is the gap d there; window is the
+// probe).
+func appendMechanism(out []tidyRow, base tidyRow, r *evaluate.Result) []tidyRow {
+	if m := r.Mechanism; m != nil {
+		for _, ml := range m.Lengths {
+			b := base
+			b.L = ml.L
+			if len(ml.FarMass) == 0 {
+				continue // T: no query sees a source beyond T
+			}
+			out = appendWindowed(out, b, "far_mass_probe", ml.FarMass)
+			out = appendWindowed(out, b, "far_coherence", ml.FarCoherence)
+			out = appendWindowed(out, b, "far_mass_bound", ml.Bound)
+		}
+	}
+	if mx := r.Mixing; mx != nil {
+		for _, l := range mx.Lengths {
+			b := base
+			b.L, b.Metric, b.Value = l.L, "route_window_median", l.Window.Median
+			p := b
+			p.Metric, p.Value = "route_window_predicted_median", l.PredictedWindow.Median
+			out = append(out, b, p)
+		}
+	}
+	if c := r.Copy; c != nil {
+		for _, g := range c.Gaps {
+			b := base
+			b.L = g.D
+			out = appendWindowed(out, b, "copy_gain", g.Gain)
+		}
+	}
+	return out
+}

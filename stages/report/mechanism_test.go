@@ -1,6 +1,7 @@
 package report
 
 import (
+	"math"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -77,5 +78,24 @@ func TestClaimsV4M(t *testing.T) {
 	renderV4M(&b, claims, dec, seeds)
 	if !strings.Contains(b.String(), "far-mass-grows") {
 		t.Errorf("render: %s", b.String())
+	}
+}
+
+// TestTidyMechanism: the mechanism figures reach the tidy rows, per
+// window and as the mean with its interval.
+func TestTidyMechanism(t *testing.T) {
+	r := mechRun(rand.New(rand.NewPCG(1, 1)), "random-qk", func(int) float64 { return 0.5 }, func(int) float64 { return 0.4 })
+	r.Copy = &evaluate.CopyProbe{Gaps: []evaluate.CopyGap{{D: 64, Gain: []float64{0.1, 0.3}}}}
+	rows := appendMechanism(nil, tidyRow{Variant: "random-qk", Window: -1}, r)
+	count := map[string]int{}
+	for _, x := range rows {
+		count[x.Metric]++
+		if x.Metric == "copy_gain" && x.Window == -1 && (x.L != 64 || math.Abs(x.Value-0.2) > 1e-12) {
+			t.Errorf("copy gain row %+v, want the mean 0.2 at gap 64", x)
+		}
+	}
+	// 4 lengths past T with 8 windows: 4 x (1 mean + 8 windows); none at T
+	if count["far_mass_probe"] != 4*9 || count["copy_gain"] != 3 {
+		t.Errorf("rows by metric %v", count)
 	}
 }

@@ -113,6 +113,7 @@ func tidyRows(set TidySet) []tidyRow {
 			base.Protocol = evaluate.ProtocolRandom
 			out = appendLengths(out, base, e.res.Lengths, true)
 			out = appendPositionCurve(out, base, e.res)
+			out = appendMechanism(out, base, e.res)
 			for _, p := range e.res.Protocols {
 				base.Protocol = p.Protocol
 				out = appendLengths(out, base, p.Lengths, false)
