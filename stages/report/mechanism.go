@@ -411,8 +411,12 @@ func binCurve(evals []*evaluate.Result, L int, pick func(evaluate.MechanismBin) 
 		}
 		for _, h := range ml.Heads {
 			for _, bin := range h.Bins {
-				sum[bin.Hi] += pick(bin)
-				n[bin.Hi]++
+				// A bin a gate or bias gives exactly no mass has log -Inf:
+				// left out of the mean, so its point is not drawn.
+				if y := pick(bin); !math.IsInf(y, 0) && !math.IsNaN(y) {
+					sum[bin.Hi] += y
+					n[bin.Hi]++
+				}
 			}
 		}
 	}

@@ -2,6 +2,8 @@ package report
 
 import (
 	"math"
+	"os"
+	"path/filepath"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -97,5 +99,27 @@ func TestTidyMechanism(t *testing.T) {
 	// 4 lengths past T with 8 windows: 4 x (1 mean + 8 windows); none at T
 	if count["far_mass_probe"] != 4*9 || count["copy_gain"] != 3 {
 		t.Errorf("rows by metric %v", count)
+	}
+}
+
+// TestBinCurveSkipsEmptyMass: a bin with no mass (log -Inf) is left out of
+// the curve, never drawn as an infinite point.
+func TestBinCurveSkipsEmptyMass(t *testing.T) {
+	r := mechRun(rand.New(rand.NewPCG(2, 2)), "path-fox", func(int) float64 { return 0 }, func(int) float64 { return 0 })
+	for k := range r.Mechanism.Lengths {
+		r.Mechanism.Lengths[k].Heads[0].Bins[1].Mass = 0
+		r.Mechanism.Lengths[k].Heads[0].Bins[0].Uniform = 0.5
+		r.Mechanism.Lengths[k].Heads[0].Bins[1].Uniform = 0.5
+	}
+	xs, ys := binCurve([]*evaluate.Result{r}, 64, func(b evaluate.MechanismBin) float64 { return math.Log2(b.Mass / b.Uniform) })
+	if len(xs) != 1 || math.IsInf(ys[0], 0) {
+		t.Fatalf("curve %v %v, want the one finite bin", xs, ys)
+	}
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "results"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := mechanismPlots([]*variantData{{variant: "path-fox", eval: r}}, dir); err != nil {
+		t.Fatalf("plots of a run with an empty bin: %v", err)
 	}
 }
