@@ -2,9 +2,9 @@ package report
 
 import (
 	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"math/rand/v2"
 	"strings"
 	"testing"
 
