@@ -15,6 +15,33 @@ type StatusLine struct {
 // returns the cached artifacts found, by stage name.
 func (r *Runner) Status(plan *Plan) ([]StatusLine, map[string]*artifacts.Artifact, error) {
 	done := map[string]*artifacts.Artifact{}
+	lines, err := r.eachStage(plan, done, func(s *Stage, key Key, line *StatusLine) error {
+		art, err := r.Store.Get(key.ID)
+		switch {
+		case err == nil && r.forced(s):
+			line.Reason = "forced"
+			done[s.Name] = art
+		case err == nil:
+			line.Cached = true
+			done[s.Name] = art
+		case artifacts.IsMiss(err):
+			line.Reason = err.(*artifacts.Miss).Reason
+		default:
+			return err
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	return lines, done, nil
+}
+
+// eachStage walks plan in order: a stage with an input not in done reads
+// "input X will run first"; for every other, find is given its key and
+// fills in its line (Cached, Reason) and done, which later stages' keys
+// read. Status looks every stage up; Watch.Poll only those it must.
+func (r *Runner) eachStage(plan *Plan, done map[string]*artifacts.Artifact, find func(s *Stage, key Key, line *StatusLine) error) ([]StatusLine, error) {
 	var lines []StatusLine
 	for _, s := range plan.Stages {
 		line := StatusLine{Stage: s.Name}
@@ -32,25 +59,15 @@ func (r *Runner) Status(plan *Plan) ([]StatusLine, map[string]*artifacts.Artifac
 		}
 		key, err := r.stageKey(s, done)
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 		line.Key = key.ID.String()
-		art, err := r.Store.Get(key.ID)
-		switch {
-		case err == nil && r.forced(s):
-			line.Reason = "forced"
-			done[s.Name] = art
-		case err == nil:
-			line.Cached = true
-			done[s.Name] = art
-		case artifacts.IsMiss(err):
-			line.Reason = err.(*artifacts.Miss).Reason
-		default:
-			return nil, nil, err
+		if err := find(s, key, &line); err != nil {
+			return nil, err
 		}
 		lines = append(lines, line)
 	}
-	return lines, done, nil
+	return lines, nil
 }
 
 // LiveKeys is the set of action IDs the plans would use now: what gc keeps.

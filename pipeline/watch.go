@@ -67,26 +67,7 @@ func (w *Watch) Poll(look func(stage string) bool) ([]StatusLine, error) {
 	if watchBroken == "rehash" {
 		w.done = map[string]*artifacts.Artifact{}
 	}
-	var lines []StatusLine
-	for _, s := range w.plan.Stages {
-		line := StatusLine{Stage: s.Name}
-		var pending string
-		for _, in := range s.Inputs {
-			if w.done[in.Stage.Name] == nil {
-				pending = in.Stage.Name
-				break
-			}
-		}
-		if pending != "" {
-			line.Reason = "input " + pending + " will run first"
-			lines = append(lines, line)
-			continue
-		}
-		key, err := w.r.stageKey(s, w.done)
-		if err != nil {
-			return nil, err
-		}
-		line.Key = key.ID.String()
+	return w.r.eachStage(w.plan, w.done, func(s *Stage, key Key, line *StatusLine) error {
 		switch {
 		case w.done[s.Name] != nil:
 			line.Cached = true
@@ -101,14 +82,13 @@ func (w *Watch) Poll(look func(stage string) bool) ([]StatusLine, error) {
 			case artifacts.IsMiss(err):
 				line.Reason = err.(*artifacts.Miss).Reason
 			default:
-				return nil, err
+				return err
 			}
 		default:
 			line.Reason = "not in the store (no run log names it done)"
 		}
-		lines = append(lines, line)
-	}
-	return lines, nil
+		return nil
+	})
 }
 
 // changedLogs lists the run logs whose size or mtime changed since the
