@@ -143,23 +143,12 @@ func contextGainPlot(vs []*variantData, path string) error {
 	if len(rows) == 0 {
 		return nil
 	}
-	byName := map[string]gainRow{}
-	var names []string
-	for _, r := range rows {
-		byName[r.variant] = r
-		names = append(names, r.variant)
-	}
-	order, styles := familyStyles(names)
-	var series []Series
-	for _, n := range order {
-		st := styles[n]
-		s := Series{Name: n, style: &st}
-		for _, c := range byName[n].cells {
+	series := familySeries(rows, func(r gainRow) string { return r.variant }, func(r gainRow, s *Series) {
+		for _, c := range r.cells {
 			s.X, s.Y = append(s.X, math.Log2(float64(c.L))), append(s.Y, c.gain.Mean)
 			s.Lo, s.Hi = append(s.Lo, c.gain.Lo), append(s.Hi, c.gain.Hi)
 		}
-		series = append(series, s)
-	}
+	})
 	return IntervalPlot(path, "Same-token context gain (short-context loss - long-context loss)", "evaluation length L (tokens, log scale)", "gain (nats/token)", log2Ticks{}, series)
 }
 

@@ -153,18 +153,8 @@ func copyProbePlot(vs []*variantData, path string) error {
 	if len(rows) == 0 {
 		return nil
 	}
-	byName := map[string]copyRow{}
-	var names []string
-	for _, r := range rows {
-		byName[r.variant] = r
-		names = append(names, r.variant)
-	}
-	order, styles := familyStyles(names)
-	var series []Series
-	for _, n := range order {
-		st := styles[n]
-		s := Series{Name: n, style: &st}
-		for _, c := range byName[n].cells {
+	series := familySeries(rows, func(r copyRow) string { return r.variant }, func(r copyRow, s *Series) {
+		for _, c := range r.cells {
 			lo, hi := c.gain.Lo, c.gain.Hi
 			if c.seeds < copySeedsForT {
 				lo, hi = c.min, c.max
@@ -172,7 +162,6 @@ func copyProbePlot(vs []*variantData, path string) error {
 			s.X, s.Y = append(s.X, math.Log2(float64(c.d))), append(s.Y, c.gain.Mean)
 			s.Lo, s.Hi = append(s.Lo, lo), append(s.Hi, hi)
 		}
-		series = append(series, s)
-	}
+	})
 	return IntervalPlot(path, "Copy probe: first-copy loss - second-copy loss", "gap d between the copies (tokens, log scale)", "copy gain (nats/token)", log2Ticks{}, series)
 }

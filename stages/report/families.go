@@ -85,3 +85,23 @@ func familyStyles(variants []string) ([]string, map[string]lineStyle) {
 	}
 	return order, styles
 }
+
+// familySeries is one plot line per row, in family order with the
+// family's style: name gives a row's variant, points fills its line.
+func familySeries[R any](rows []R, name func(R) string, points func(R, *Series)) []Series {
+	byName := map[string]R{}
+	var names []string
+	for _, r := range rows {
+		byName[name(r)] = r
+		names = append(names, name(r))
+	}
+	order, styles := familyStyles(names)
+	var series []Series
+	for _, n := range order {
+		st := styles[n]
+		s := Series{Name: n, style: &st}
+		points(byName[n], &s)
+		series = append(series, s)
+	}
+	return series
+}

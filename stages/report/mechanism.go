@@ -191,11 +191,11 @@ func (j v3Judge) windowParts() ([]v3Part, error) {
 	for _, v := range []string{"random-qk", "random-qkv"} {
 		y, err := j.mechSeedTable(v, func(r *evaluate.Result) ([]float64, error) {
 			T := r.Protocol.Context
-			lo, okLo, err := routeWindow(r, 16*T)
+			lo, okLo, err := medianRouteWindow(r, 16*T)
 			if err != nil {
 				return nil, err
 			}
-			hi, okHi, err := routeWindow(r, Longest(r).L)
+			hi, okHi, err := medianRouteWindow(r, Longest(r).L)
 			if err != nil {
 				return nil, err
 			}
@@ -381,14 +381,9 @@ func massByLengthPlots(vs []*variantData, dir string) error {
 		var series []Series
 		for _, ml := range gr.evals[0].Mechanism.Lengths {
 			xs, ys := binCurve(gr.evals, ml.L, func(b evaluate.MechanismBin) float64 { return math.Log2(b.Mass / b.Uniform) })
-			if len(xs) == 0 {
-				continue
+			if len(xs) > 0 {
+				series = append(series, lineSeries(fmt.Sprintf("L = %dT", ml.L/gr.evals[0].Protocol.Context), xs, ys))
 			}
-			nan := make([]float64, len(xs))
-			for k := range nan {
-				nan[k] = math.NaN()
-			}
-			series = append(series, Series{Name: fmt.Sprintf("L = %dT", ml.L/gr.evals[0].Protocol.Context), X: xs, Y: ys, Lo: nan, Hi: nan})
 		}
 		path := fmt.Sprintf(PlotMassByLength, f.order)
 		title := fmt.Sprintf("%s (%s): attention by distance, a line per length", gr.variant, f.name)
@@ -397,6 +392,15 @@ func massByLengthPlots(vs []*variantData, dir string) error {
 		}
 	}
 	return nil
+}
+
+// lineSeries is a line without intervals (NaN bounds draw no bars).
+func lineSeries(name string, xs, ys []float64) Series {
+	nan := make([]float64, len(xs))
+	for k := range nan {
+		nan[k] = math.NaN()
+	}
+	return Series{Name: name, X: xs, Y: ys, Lo: nan, Hi: nan}
 }
 
 // binCurve is a variant's per-bin mean of pick at length L over its runs,
@@ -450,15 +454,9 @@ func mechanismPlots(vs []*variantData, dir string) error {
 			if r.Mechanism == nil {
 				continue
 			}
-			xs, ys := binCurve(gr.evals, Longest(r).L, p.f)
-			if len(xs) == 0 {
-				continue
+			if xs, ys := binCurve(gr.evals, Longest(r).L, p.f); len(xs) > 0 {
+				series = append(series, lineSeries(gr.variant, xs, ys))
 			}
-			nan := make([]float64, len(xs))
-			for k := range nan {
-				nan[k] = math.NaN()
-			}
-			series = append(series, Series{Name: gr.variant, X: xs, Y: ys, Lo: nan, Hi: nan})
 		}
 		if len(series) == 0 {
 			return nil
@@ -468,12 +466,6 @@ func mechanismPlots(vs []*variantData, dir string) error {
 		}
 	}
 	return massByLengthPlots(vs, dir)
-}
-
-// routeWindow is a run's median route mixing window n* at length L and
-// whether it was found (not censored at the longest route).
-func routeWindow(r *evaluate.Result, L int) (float64, bool, error) {
-	return medianRouteWindow(r, L) // mixing.go
 }
 
 // appendMechanism adds the mechanism figures to the tidy rows: per length
