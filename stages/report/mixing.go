@@ -93,12 +93,12 @@ func renderRouteMixing(b *strings.Builder, vs []*variantData, outDir string) err
 				}
 			}
 		}
-		fmt.Fprintf(b, " %s | %s |\n", spread(cw, func(x float64) string {
+		fmt.Fprintf(b, " %s | %s |\n", Spread(cw, func(x float64) string {
 			if x == 0 {
 				return "none"
 			}
 			return fmt.Sprintf("%.0f", x)
-		}), spread(noise, func(x float64) string { return fmt.Sprintf("%.3f", x) }))
+		}), Spread(noise, func(x float64) string { return fmt.Sprintf("%.3f", x) }))
 	}
 	b.WriteString("\n")
 	return mixingPlot(byVariant, names, longest, filepath.Join(outDir, PlotMixing))
@@ -165,11 +165,13 @@ func windowCell(runs []*evaluate.Result, L int, pick func(evaluate.RouteMixingLe
 		}
 		return fmt.Sprintf("%.0f", x)
 	}
-	return fmt.Sprintf("%s (max %d; %.0f%% found)", spread(meds, show), mx, 100*median(found))
+	return fmt.Sprintf("%s (max %d; %.0f%% found)", Spread(meds, show), mx, 100*median(found))
 }
 
-// spread is the median of xs, and [min .. max] where they differ.
-func spread(xs []float64, show func(float64) string) string {
+// Spread is the median of xs, and [min .. max] where they differ (an
+// infinite value, a window not found, sorts last); the study's mixing
+// table reads it too.
+func Spread(xs []float64, show func(float64) string) string {
 	if len(xs) == 0 {
 		return "-"
 	}

@@ -2,8 +2,11 @@ package study
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strings"
+
+	"routebench/stages/report"
 )
 
 // renderMixing lists each point's route mixing window n* (the median over
@@ -59,39 +62,21 @@ func renderMixing(b *strings.Builder, pts []pointSummary) {
 	b.WriteString("\n")
 }
 
-// windowRange is the median over seeds of their n* with the range; a
-// censored value (-1) reads as "> N" and sorts above every found one (an
-// even count's median is the middle pair's mean when both are found).
+// windowRange is the median over seeds of their n* with the range
+// (report.Spread); a censored value (-1) counts as infinite, above every
+// found one, and reads as "> N".
 func windowRange(xs []float64) string {
-	show := func(x float64) string {
+	v := make([]float64, len(xs))
+	for k, x := range xs {
+		v[k] = x
 		if x < 0 {
+			v[k] = math.Inf(1)
+		}
+	}
+	return report.Spread(v, func(x float64) string {
+		if math.IsInf(x, 1) {
 			return "> N"
 		}
 		return fmt.Sprintf("%.0f", x)
-	}
-	if len(xs) == 1 {
-		return show(xs[0])
-	}
-	s := slices.Clone(xs)
-	// a censored seed sorts last: it is longer than every found window
-	key := func(x float64) float64 {
-		if x < 0 {
-			return 1e300
-		}
-		return x
-	}
-	slices.SortFunc(s, func(a, b float64) int {
-		switch {
-		case key(a) < key(b):
-			return -1
-		case key(a) > key(b):
-			return 1
-		}
-		return 0
 	})
-	mid := s[len(s)/2]
-	if len(s)%2 == 0 && s[len(s)/2-1] >= 0 && mid >= 0 {
-		mid = (mid + s[len(s)/2-1]) / 2
-	}
-	return fmt.Sprintf("%s [%s .. %s]", show(mid), show(s[0]), show(s[len(s)-1]))
 }
