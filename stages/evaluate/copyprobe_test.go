@@ -5,9 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"math"
-	"math/rand/v2"
-	"os"
-	"path/filepath"
 	"reflect"
 	"slices"
 	"testing"
@@ -16,7 +13,6 @@ import (
 	"routebench/modelspec"
 	"routebench/modelspec/weights/weightstest"
 	"routebench/pipeline"
-	"routebench/stages/tokenize"
 	"routebench/stages/tokenize/shards"
 )
 
@@ -24,34 +20,7 @@ import (
 // documents of 1,200 random letters: 4,804 held-out tokens, more than the
 // gaps of copyTestConfig need (2,295), so that their text never repeats.
 func copyDataset(t *testing.T) *shards.Dataset {
-	t.Helper()
-	corpus := t.TempDir()
-	r := rand.New(rand.NewPCG(3, 4))
-	held := []string{"h1.txt", "h2.txt", "h3.txt", "h4.txt"}
-	for _, name := range append([]string{"train.txt"}, held...) {
-		b := make([]byte, 1200)
-		for i := range b {
-			b[i] = byte('a' + r.IntN(20))
-		}
-		if err := os.WriteFile(filepath.Join(corpus, name), b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	out := filepath.Join(t.TempDir(), "shards")
-	cfg := tokenize.Config{Tokenizer: tokenize.TokenizerBytes, Corpus: []string{corpus}, HeldOut: held, ShardTokens: 1 << 10}
-	if err := tokenize.Run(context.Background(), cfg, out, nil); err != nil {
-		t.Fatal(err)
-	}
-	paths, err := filepath.Glob(filepath.Join(out, "*"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ds, err := shards.Open(paths)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ds.Close() })
-	return ds
+	return letterDataset(t, 3, 4, func(int) int { return 1200 })
 }
 
 // copyTestM is the string length of the layout tests: short, so that a

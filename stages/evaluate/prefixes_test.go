@@ -19,19 +19,23 @@ import (
 // prefixDataset tokenizes (bytes) one training file and four held-out
 // documents of random text, each long enough for a window of 128.
 func prefixDataset(t *testing.T) *shards.Dataset {
+	return letterDataset(t, 1, 2, func(i int) int { return 300 + 40*i })
+}
+
+// letterDataset tokenizes (bytes) train.txt and the held-out h1..h4.txt,
+// file i (train.txt is 0) holding size(i) random letters from a..t drawn
+// with the PCG seeds s1, s2.
+func letterDataset(t *testing.T, s1, s2 uint64, size func(i int) int) *shards.Dataset {
 	t.Helper()
 	corpus := t.TempDir()
-	r := rand.New(rand.NewPCG(1, 2))
-	text := func(n int) []byte {
-		b := make([]byte, n)
-		for i := range b {
-			b[i] = byte('a' + r.IntN(20))
-		}
-		return b
-	}
+	r := rand.New(rand.NewPCG(s1, s2))
 	held := []string{"h1.txt", "h2.txt", "h3.txt", "h4.txt"}
 	for i, name := range append([]string{"train.txt"}, held...) {
-		if err := os.WriteFile(filepath.Join(corpus, name), text(300+40*i), 0o644); err != nil {
+		b := make([]byte, size(i))
+		for k := range b {
+			b[k] = byte('a' + r.IntN(20))
+		}
+		if err := os.WriteFile(filepath.Join(corpus, name), b, 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
