@@ -20,6 +20,9 @@ type Arch struct {
 	ValueRot  bool    `json:"value_rot"`  // value transport (the *-qkv variants)
 	ALiBi     bool    `json:"alibi"`      // ALiBi distance bias
 	AngleNote string  `json:"angle_note"` // how the angle table was drawn (documentation only)
+	// KerpleLog: KERPLE's trained log distance bias (modelspec/kerple.go),
+	// tensors kerple_p and kerple_a per block.
+	KerpleLog bool `json:"kerple_log,omitempty"`
 	// AngleProj: accumulated angles projected per block from its normed
 	// input (modelspec/angleproj.go) instead of an angle table.
 	AngleProj bool `json:"angle_proj,omitempty"`
@@ -62,6 +65,8 @@ func (a Arch) Validate() error {
 		return fmt.Errorf("modelspec: arch %s: the forgetting gate is implemented with the Householder transport only (set householder)", a.Variant)
 	case a.Householder && (a.Rotation != RotationNone || a.ALiBi):
 		return fmt.Errorf("modelspec: arch %s: the Householder transport does not combine with rotation %q or ALiBi (no implementation does)", a.Variant, a.Rotation)
+	case a.KerpleLog && (a.ALiBi || a.Householder):
+		return fmt.Errorf("modelspec: arch %s: the KERPLE bias does not combine with ALiBi or the Householder transport (no implementation does)", a.Variant)
 	case a.Householder && (a.PathRank <= 0 || a.PathConv <= 0):
 		return fmt.Errorf("modelspec: arch %s: path_rank %d and path_conv %d must be positive with the Householder transport", a.Variant, a.PathRank, a.PathConv)
 	}

@@ -157,7 +157,7 @@ func (c Config) Arch() Arch {
 	a := Arch{
 		Variant: c.Variant, Profile: c.Profile, Vocab: c.Vocab, DModel: c.DModel,
 		Layers: c.Layers, Heads: c.Heads, DHidden: c.DHidden, Context: c.Context,
-		NormEps: NormEps, RopeBase: RopeBase, Rotation: v.Rotation, ValueRot: v.ValueRot, ALiBi: v.ALiBi,
+		NormEps: NormEps, RopeBase: RopeBase, Rotation: v.Rotation, ValueRot: v.ValueRot, ALiBi: v.ALiBi, KerpleLog: v.KerpleLog,
 		Householder: v.Householder, ForgetGate: v.ForgetGate, AngleProj: v.AngleProj,
 	}
 	if v.Householder {

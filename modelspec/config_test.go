@@ -7,7 +7,7 @@ import (
 )
 
 func TestVariantsRegistryOrder(t *testing.T) {
-	want := "nope rope alibi random-qk random-qkv random-qkv-alibi learned-qk learned-qkv learned-proj-qkv"
+	want := "nope rope alibi kerple-log random-qk random-qkv random-qkv-alibi learned-qk learned-qkv learned-proj-qkv"
 	if got := strings.Join(DefaultVariants(), " "); got != want+" path path-fox" {
 		t.Fatalf("DefaultVariants() = %q, want %q", got, want+" path path-fox")
 	}

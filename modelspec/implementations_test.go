@@ -44,6 +44,7 @@ var parts = []part{
 	{"accumulated rotation", "Rotation", func(v Variant) bool { return v.Rotation == RotationAccumulated }, true, []string{"RotationAccumulated", "HasAngleTable"}},
 	{"value transport", "ValueRot", func(v Variant) bool { return v.ValueRot }, true, []string{"ValueRot"}},
 	{"ALiBi bias", "ALiBi", func(v Variant) bool { return v.ALiBi }, true, []string{"ALiBi"}},
+	{"KERPLE log bias", "KerpleLog", func(v Variant) bool { return v.KerpleLog }, true, []string{"KerpleLog"}},
 	{"learned angle table", "Learned", func(v Variant) bool { return v.Learned }, false, []string{"Learned"}},
 	{"angle projection", "AngleProj", func(v Variant) bool { return v.AngleProj }, true, []string{"AngleProj"}},
 	{"Householder transport", "Householder", func(v Variant) bool { return v.Householder }, true, []string{"Householder"}},

@@ -24,7 +24,10 @@ type Variant struct {
 	Rotation string // RotationNone, RotationRoPE or RotationAccumulated
 	ValueRot bool   // value transport: v_j rotated by psi_j, the output by -psi_i
 	ALiBi    bool   // distance bias -m_h (i-j), m_h = ALiBiSlopes
-	Learned  bool   // the accumulated angle table is a trained variable
+	// KerpleLog: KERPLE's trained logarithmic distance bias
+	// -p_h log(1 + a_h (i-j)) per block and head (modelspec/kerple.go).
+	KerpleLog bool
+	Learned   bool // the accumulated angle table is a trained variable
 	// AngleProj: the accumulated per-position angles come from a per-block
 	// projection of the block's normed input (theta^l_t = a^l_t W^l_ang,
 	// modelspec/angleproj.go) instead of a per-token table: no angle table,
@@ -83,6 +86,10 @@ const (
 	docALiBiSuffix = "ALiBi bias -m_h (i-j), m_h = 2^(-8(h+1)/H)"
 )
 
+func kerpleLog() Variant {
+	return Variant{Name: "kerple-log", Rotation: RotationNone, KerpleLog: true, Doc: docKerple}
+}
+
 func nope() Variant { return Variant{Name: "nope", Rotation: RotationNone, Doc: docNoPE} }
 func rope() Variant { return Variant{Name: "rope", Rotation: RotationRoPE, Doc: docRoPE} }
 func random() Variant {
@@ -127,6 +134,7 @@ var registry = []Variant{
 	nope(),
 	rope(),
 	nope().withALiBi("alibi"),
+	kerpleLog(),
 	random(),
 	random().withValueTransport(),
 	random().withValueTransport().withALiBi("random-qkv-alibi"),

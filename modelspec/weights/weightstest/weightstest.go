@@ -56,6 +56,15 @@ func RandomSet(t testing.TB, a modelspec.Arch, seed uint64) *weights.Set {
 	for n := 0; n < a.Layers && a.AngleProj; n++ { // ~0.7 rad per token for unit-RMS block inputs
 		ts = append(ts, mk(fmt.Sprintf("block%03d/angle_proj", n), 0.7/math.Sqrt(float64(D)), 0, D, H*P))
 	}
+	for n := 0; n < a.Layers && a.KerpleLog; n++ { // p ~ 1 +- 0.5, a ~ 0.5 +- 0.25: above the floor, a bias of a few nats at the test lengths
+		p := fmt.Sprintf("block%03d/", n)
+		kp, ka := mk(p+modelspec.KerpleP, 0.5, 1, H), mk(p+modelspec.KerpleA, 0.25, 0.5, H)
+		for i := range ka.Data {
+			kp.Data[i] = float32(math.Abs(float64(kp.Data[i])) + 2*modelspec.KerpleEps)
+			ka.Data[i] = float32(math.Abs(float64(ka.Data[i])) + 2*modelspec.KerpleEps)
+		}
+		ts = append(ts, kp, ka)
+	}
 	set, err := weights.NewSet(a, ts)
 	if err != nil {
 		t.Fatal(err)
