@@ -26,7 +26,7 @@ import (
 // Variant classes: the families whose training and evaluation run at
 // different speeds per flop.
 const (
-	ClassBase = "base" // nope, rope, alibi, random-*: a fixed rotation or none
+	ClassBase = "base" // nope, rope, alibi, kerple-log, random-*: a fixed rotation or none, a distance bias
 	ClassProj = "proj" // learned tables and angle projections: gradients through the angles
 	ClassPaTH = "path" // Householder transport (path, path-fox)
 )

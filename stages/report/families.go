@@ -28,7 +28,7 @@ var (
 	familyBaseline = plotFamily{0, "baselines (nope, rope, rope extended at inference)", []color.RGBA{{40, 40, 40, 255}, {130, 130, 130, 255}, {85, 85, 85, 255}}}
 	familyRotQK    = plotFamily{1, "accumulated rotation of q, k", []color.RGBA{{31, 90, 180, 255}, {100, 160, 230, 255}, {20, 50, 110, 255}}}
 	familyRotQKV   = plotFamily{2, "accumulated rotation with value transport", []color.RGBA{{30, 140, 60, 255}, {110, 200, 110, 255}, {15, 80, 35, 255}}}
-	familyBias     = plotFamily{3, "distance bias (ALiBi)", []color.RGBA{{230, 120, 20, 255}, {250, 180, 80, 255}, {150, 70, 10, 255}}}
+	familyBias     = plotFamily{3, "distance bias (ALiBi, KERPLE)", []color.RGBA{{230, 120, 20, 255}, {250, 180, 80, 255}, {150, 70, 10, 255}}}
 	familyPaTH     = plotFamily{4, "PaTH (Householder transport)", []color.RGBA{{120, 60, 170, 255}, {190, 120, 230, 255}, {70, 30, 110, 255}}}
 )
 
@@ -44,7 +44,7 @@ func familyOf(name string) plotFamily {
 		return familyBaseline
 	case v.Householder:
 		return familyPaTH
-	case v.ALiBi:
+	case v.ALiBi || v.KerpleLog:
 		return familyBias
 	case v.Rotation == modelspec.RotationAccumulated && v.ValueRot:
 		return familyRotQKV

@@ -15,7 +15,7 @@ func TestFamilyStyles(t *testing.T) {
 		"nope": familyBaseline.name, "rope": familyBaseline.name,
 		"random-qk": familyRotQK.name, "learned-qk": familyRotQK.name,
 		"random-qkv": familyRotQKV.name, "learned-qkv": familyRotQKV.name, "learned-proj-qkv": familyRotQKV.name,
-		"alibi": familyBias.name, "random-qkv-alibi": familyBias.name,
+		"alibi": familyBias.name, "random-qkv-alibi": familyBias.name, "kerple-log": familyBias.name,
 		"path": familyPaTH.name, "path-fox": familyPaTH.name,
 		"random-qk@seed2": familyRotQK.name, "a-sweep-label": familyBaseline.name,
 		"rope+yarn": familyBaseline.name, "rope+pi@seed22": familyBaseline.name, "rope+ntk": familyBaseline.name,
