@@ -40,8 +40,10 @@
 //     trained table (graph.go's learnedRotation says why float32 is fine there).
 //   - AdamW (decay on matrices only), warmup+cosine, global-norm clipping:
 //     optimizer.go. Checkpoints: checkpoint.go. Per-variant math: package
-//     modelspec (host angles), position_alibi.go (the bias tensor) and
-//     householder_attention.go (PaTH's transport); the forward: graph.go.
+//     modelspec (host angles), position_alibi.go (the bias tensor),
+//     position_kerple.go (KERPLE's bias, built per block from its trained
+//     p and a) and householder_attention.go (PaTH's transport); the
+//     forward: graph.go.
 //     The loop is train_loop.go; the two trainers behind engine.go are
 //     trainer_gomlx.go and trainer_native.go.
 //   - Train calls are meant to run one at a time (2 cores); the matmul

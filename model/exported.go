@@ -24,9 +24,9 @@ func configFromArch(a modelspec.Arch) (Config, error) {
 	if err != nil {
 		return Config{}, err
 	}
-	if v.Rotation != a.Rotation || v.ValueRot != a.ValueRot || v.ALiBi != a.ALiBi || v.AngleProj != a.AngleProj {
-		return Config{}, fmt.Errorf("model: weights arch (rotation %q, value_rot %v, alibi %v, angle_proj %v) does not match variant %q",
-			a.Rotation, a.ValueRot, a.ALiBi, a.AngleProj, a.Variant)
+	if v.Rotation != a.Rotation || v.ValueRot != a.ValueRot || v.ALiBi != a.ALiBi || v.KerpleLog != a.KerpleLog || v.AngleProj != a.AngleProj {
+		return Config{}, fmt.Errorf("model: weights arch (rotation %q, value_rot %v, alibi %v, kerple_log %v, angle_proj %v) does not match variant %q",
+			a.Rotation, a.ValueRot, a.ALiBi, a.KerpleLog, a.AngleProj, a.Variant)
 	}
 	if a.NormEps != modelspec.NormEps || a.RopeBase != modelspec.RopeBase {
 		return Config{}, fmt.Errorf("model: weights use norm_eps %g, rope_base %g; this build implements %g, %g",

@@ -228,7 +228,7 @@ func TestModelGradients(t *testing.T) {
 	variants := modelspec.Variants()
 	random := []string{"learned-qk", "learned-qkv"}
 	if testing.Short() {
-		variants, random = []string{"alibi", "learned-qkv", "path-fox"}, []string{"learned-qkv"}
+		variants, random = []string{"alibi", "kerple-log", "learned-qkv", "path-fox"}, []string{"learned-qkv"}
 	}
 	for _, v := range random {
 		variants = append(variants, v+"/random-angles")

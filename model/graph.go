@@ -31,7 +31,8 @@ type rotation struct{ cos, sin *Node }
 // logits returns [B, T, V] for tokens [B, T] (int32). p maps tensor names to
 // nodes; rot is the host-computed rotation (nil for none, or when the
 // learned table is in p and the rotation is computed here); bias is
-// [H, T, T] (causal mask, plus ALiBi).
+// [H, T, T] (causal mask, plus ALiBi); KERPLE's bias is built per block
+// from its parameters (position_kerple.go).
 func (n net) logits(p map[string]*Node, tokens *Node, rot *rotation, bias *Node) *Node {
 	B, T := tokens.Shape().Dimensions[0], tokens.Shape().Dimensions[1]
 	if n.v.Learned && rot == nil {
@@ -98,6 +99,10 @@ func (n net) attention(l int, p map[string]*Node, a *Node, rot *rotation, bias *
 		s = DotGeneral(q, []int{3}, []int{0, 2}, k, []int{3}, []int{0, 2})
 	}
 	s = Add(MulScalar(s, 1/math.Sqrt(float64(n.d))), BroadcastToDims(InsertAxes(constLike(s, bias), 0), s.Shape().Dimensions...))
+	if n.v.KerpleLog { // after the scale, as ALiBi's (position_kerple.go)
+		kb := n.kerpleBias(l, p, kerpleDistances(s.Graph(), T))
+		s = Add(s, BroadcastToDims(InsertAxes(kb, 0), s.Shape().Dimensions...))
+	}
 	alpha := softmax(s)
 	o := DotGeneral(alpha, []int{3}, []int{0, 1}, v, []int{1}, []int{0, 2}) // [B, H, Tq, d]
 	return n.output(l, p, TransposeAllAxes(o, 0, 2, 1, 3), rot)             // [B, Tq, H, d]

@@ -74,7 +74,8 @@ func TestNativeGradientsMatchGomlx(t *testing.T) {
 		// A context of 130 crosses two 64-column panels and ends in a partial
 		// one: the causal tile skipping of the T x T products is exercised, and
 		// PaTH's blocked triangular inverse recurses (above 32).
-		for _, v := range []string{"alibi", "learned-qkv", "learned-proj-qkv", "path", "path-fox"} {
+		// kerple-log: its dS-by-distance sums cross the forward's 96-row blocks.
+		for _, v := range []string{"alibi", "kerple-log", "learned-qkv", "learned-proj-qkv", "path", "path-fox"} {
 			t.Run(v+"/T=130", func(t *testing.T) { checkNativeGradients(t, v, 130, v == "learned-qkv") })
 		}
 		// PaTH's chunked transport (64-step blocks) carries queries through

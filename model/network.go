@@ -52,6 +52,13 @@ func (w Network) Output(l int, p map[string]*Node, o *Node, rot *Rotation) *Node
 	return w.n.output(l, p, o, rot.internal())
 }
 
+// KerpleBias is block l's KERPLE bias [H, Tq, Tk] (Variant.KerpleLog) for
+// the distances dist [Tq, Tk], i - j with 0 where j > i (masked by the
+// causal bias): the evaluators add it to the scaled scores, as Logits does.
+func (w Network) KerpleBias(l int, p map[string]*Node, dist *Node) *Node {
+	return w.n.kerpleBias(l, p, dist)
+}
+
 // AttentionSoftmax is the attention softmax over the last axis.
 func AttentionSoftmax(s *Node) *Node { return softmax(s) }
 

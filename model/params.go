@@ -65,6 +65,15 @@ func paramSpecs(c Config) []paramSpec {
 			}
 		}
 	}
+	if v.KerpleLog {
+		// Not decayed, as biases and gains (modelspec/kerple.go).
+		for l := 0; l < c.Layers; l++ {
+			ps = append(ps,
+				paramSpec{Name: blockName(l, modelspec.KerpleP), Shape: []int{c.Heads}, Decay: false},
+				paramSpec{Name: blockName(l, modelspec.KerpleA), Shape: []int{c.Heads}, Decay: false},
+			)
+		}
+	}
 	if v.AngleProj {
 		// Zero init (initParams) and not decayed, like the learned table:
 		// modelspec/angleproj.go says why.
@@ -113,6 +122,14 @@ func initParams(c Config, specs []paramSpec) [][]float32 {
 			rng := rand.New(rand.NewPCG(c.Seed, h.Sum64()))
 			for j := range x {
 				x[j] = float32((2*rng.Float64() - 1) * bound)
+			}
+		case modelspec.KerpleP, modelspec.KerpleA: // U(0, 2) and U(0, 1), the official init (modelspec/kerple.go)
+			width := modelspec.KerpleInitScale(base)
+			h := fnv.New64a()
+			h.Write([]byte(s.Name))
+			rng := rand.New(rand.NewPCG(c.Seed, h.Sum64()))
+			for j := range x {
+				x[j] = float32(rng.Float64() * width)
 			}
 		case modelspec.AngleTable:
 			x = modelspec.InitialAngles(c) // zero or random, as the variant says

@@ -56,9 +56,12 @@ func (t *Trainer) attentionForward(params [][]float32, l int, lt *layerTape, f *
 		G = lt.path.G
 	}
 	lt.p, lt.o = t.ar.raw(rows*H*T*T), t.ar.raw(N*D)
-	var ramps [][]float32 // per head: ALiBi's bias of distance T-1-m at m
-	if t.v.ALiBi {
+	var ramps [][]float32 // per head: ALiBi's or KERPLE's bias of distance T-1-m at m
+	switch {
+	case t.v.ALiBi:
 		ramps = aliBiRamps(modelspec.ALiBiSlopes(H), T)
+	case t.v.KerpleLog: // kerple.go: from the block's current p and a
+		ramps = t.kerpleRamps(params, l)
 	}
 	scale := float32(1 / math.Sqrt(float64(d)))
 	negInf := float32(math.Inf(-1))
@@ -140,8 +143,10 @@ func (t *Trainer) attentionForward(params [][]float32, l int, lt *layerTape, f *
 // variants without PaTH's transport, a block of query rows at a time (as
 // attentionForward): the block's dS stays in cache instead of a head's
 // T x T going to memory and back four times. dk and dv sum the blocks'
-// terms in block order (deterministic: one task per head).
-func (t *Trainer) attentionBackwardBlocked(lt *layerTape, dO, dq, dk, dv []float32, rows int) {
+// terms in block order (deterministic: one task per head). dist (KERPLE's;
+// nil otherwise) gets per window and head the sum of dS by distance i - j
+// ([rows][H][T], kerple.go).
+func (t *Trainer) attentionBackwardBlocked(lt *layerTape, dO, dq, dk, dv []float32, dist []float64, rows int) {
 	c := t.c
 	T, D, H := c.Context, c.DModel, c.Heads
 	d := D / H
@@ -168,6 +173,9 @@ func (t *Trainer) attentionBackwardBlocked(lt *layerTape, dO, dq, dk, dv []float
 				TB: true, Workers: 1}.Run()
 			for i := i0; i < i1; i++ {
 				t.softmaxGradRow(dS[(i-i0)*T:(i-i0+1)*T], P[i*T:(i+1)*T], dO[off+i*D:off+i*D+d], lt.o[off+i*D:off+i*D+d], i, i1, scale)
+				if dist != nil {
+					addByDistance(dist[bh*T:(bh+1)*T], dS[(i-i0)*T:], i)
+				}
 			}
 			native.Gemm{C: dq[off+i0*D:], A: dS, B: lt.k[off:], M: m, K: i1, N: d, Ldc: D, Lda: T, Ldb: D,
 				Workers: 1}.Run()
@@ -234,7 +242,14 @@ func (t *Trainer) attentionBackward(params, grads [][]float32, l int, lt *layerT
 	if t.v.Householder {
 		t.attentionBackwardPath(lt, dO, dq, dk, dv, dw, dbeta, dG, rows) // householder_backward.go
 	} else {
-		t.attentionBackwardBlocked(lt, dO, dq, dk, dv, rows)
+		var dist []float64 // KERPLE: dS by distance per window and head (kerple.go)
+		if t.v.KerpleLog {
+			dist = make([]float64, rows*H*t.c.Context)
+		}
+		t.attentionBackwardBlocked(lt, dO, dq, dk, dv, dist, rows)
+		if dist != nil {
+			t.pc.kerpleGrad(t, params, grads, l, dist, rows, 1/math.Sqrt(float64(D/H))) // kerpleGradient
+		}
 	}
 	if rot {
 		qr, kr, vr := lt.q, lt.k, lt.v

@@ -19,7 +19,9 @@
 // backward pass a query block at a time; triangular.go: the blocks'
 // inverses), and learned-proj-qkv
 // (angleproj.go: each block's angles projected from its normed input, prefix
-// sums forward and suffix sums backward, per window).
+// sums forward and suffix sums backward, per window), and kerple-log
+// (kerple.go: the log bias as a per-head table by distance; its gradient
+// the score gradient summed by distance).
 //
 // Checked against references: every backward piece against float64 finite
 // differences (grad_test.go), one step's gradients of every tensor and 200
@@ -29,7 +31,7 @@
 // data's shape, never on the workers (matrix products through native.Gemm,
 // whose elements are each computed by one tile; bias, gain and embedding
 // gradients by fixed column or vocabulary blocks, each summing its rows in
-// order; the gradient norm by fixed chunks summed in order), so the weights
+// order; KERPLE's by (window, head) tasks, then windows in order; the gradient norm by fixed chunks summed in order), so the weights
 // are bitwise the same for the same inputs whatever the thread timing and
 // the number of workers (TestStepsWorkerIndependent).
 //

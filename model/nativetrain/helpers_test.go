@@ -1,6 +1,7 @@
 package nativetrain
 
 import (
+	"math"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -50,10 +51,14 @@ func newTestTrainer(tb testing.TB, c modelspec.Config, workers int) *Trainer {
 	for i, p := range ps {
 		vals[i], zeros[i] = make([]float32, size(p.Shape)), make([]float32, size(p.Shape))
 		gain := strings.Contains(p.Name, "norm")
+		kerple := strings.Contains(p.Name, "kerple_") // KERPLE's p, a: above the floor, where they get a gradient
 		for j := range vals[i] {
 			vals[i][j] = float32(0.1 * r.NormFloat64())
-			if gain {
+			switch {
+			case gain:
 				vals[i][j] += 1
+			case kerple:
+				vals[i][j] = float32(math.Abs(float64(vals[i][j]))) + 0.5
 			}
 		}
 	}

@@ -11,33 +11,35 @@ import "routebench/model/native"
 // pieces are the parts of the backward pass that the mutation checks
 // replace, each with its correct implementation in correctPieces.
 type pieces struct {
-	geluGrad  func(du, u, th []float32)                                                                                // gelu: du *= GELU'(u)
-	probDot   func(dO, o []float32) float32                                                                            // softmax: sum_j P_ij dP_ij = dO_i . O_i
-	unrotate  func(x, cos, sin []float32)                                                                              // rotation, rotation-sign: R(psi)^T x
-	normDot   func(xr, da, gain, n []float32, D int, dot []float32)                                                    // rmsnorm: xr = da * gain; dot = xr . n per row
-	embedGrad func(t *Trainer, de, dx []float32, tokens []int32)                                                       // embed
-	angleGrad func(t *Trainer, dtable, dpsi []float32, tokens []int32, rows, T int)                                    // angles
-	pathSteps func(t *Trainer, params, grads [][]float32, l int, lt *layerTape, rows int, dw, dbeta, dG, da []float32) // gate
-	convTaps  func(t *Trainer, dz, dyc, conv []float32, N int)                                                         // conv: dz from dyc through the taps
-	betaGrad  func(dx, dbeta, beta []float32)                                                                          // beta: through beta = 2 sigmoid(x)
-	keysViaR  func(g native.Gemm)                                                                                      // householder: dk += m2^T w
-	routeSum  func(t *Trainer, dpsi []float32, rows int)                                                               // angleproj: dtheta_s = sum_{t>=s} dpsi_t
-	carry     func(g native.Gemm)                                                                                      // path-carry: G_a += G_{a-1} P_a^T
+	geluGrad   func(du, u, th []float32)                                                                                // gelu: du *= GELU'(u)
+	probDot    func(dO, o []float32) float32                                                                            // softmax: sum_j P_ij dP_ij = dO_i . O_i
+	unrotate   func(x, cos, sin []float32)                                                                              // rotation, rotation-sign: R(psi)^T x
+	normDot    func(xr, da, gain, n []float32, D int, dot []float32)                                                    // rmsnorm: xr = da * gain; dot = xr . n per row
+	embedGrad  func(t *Trainer, de, dx []float32, tokens []int32)                                                       // embed
+	angleGrad  func(t *Trainer, dtable, dpsi []float32, tokens []int32, rows, T int)                                    // angles
+	pathSteps  func(t *Trainer, params, grads [][]float32, l int, lt *layerTape, rows int, dw, dbeta, dG, da []float32) // gate
+	convTaps   func(t *Trainer, dz, dyc, conv []float32, N int)                                                         // conv: dz from dyc through the taps
+	betaGrad   func(dx, dbeta, beta []float32)                                                                          // beta: through beta = 2 sigmoid(x)
+	keysViaR   func(g native.Gemm)                                                                                      // householder: dk += m2^T w
+	routeSum   func(t *Trainer, dpsi []float32, rows int)                                                               // angleproj: dtheta_s = sum_{t>=s} dpsi_t
+	carry      func(g native.Gemm)                                                                                      // path-carry: G_a += G_{a-1} P_a^T
+	kerpleGrad func(t *Trainer, params, grads [][]float32, l int, dist []float64, rows int, scale float64)              // kerple: dp, da from dS by distance
 }
 
 var correctPieces = pieces{
-	geluGrad:  native.GELUGradMul,
-	probDot:   dot32,
-	unrotate:  func(x, cos, sin []float32) { native.RotatePairs(x, cos, sin, -1) },
-	normDot:   normDot,
-	embedGrad: (*Trainer).embeddingGradient,
-	angleGrad: (*Trainer).angleGradient,
-	pathSteps: (*Trainer).pathStepsBackward,
-	convTaps:  (*Trainer).convTapsBackward,
-	betaGrad:  betaGrad,
-	keysViaR:  runGemm1,
-	routeSum:  (*Trainer).routeSuffixSum,
-	carry:     runGemm1,
+	geluGrad:   native.GELUGradMul,
+	probDot:    dot32,
+	unrotate:   func(x, cos, sin []float32) { native.RotatePairs(x, cos, sin, -1) },
+	normDot:    normDot,
+	embedGrad:  (*Trainer).embeddingGradient,
+	angleGrad:  (*Trainer).angleGradient,
+	pathSteps:  (*Trainer).pathStepsBackward,
+	convTaps:   (*Trainer).convTapsBackward,
+	betaGrad:   betaGrad,
+	keysViaR:   runGemm1,
+	routeSum:   (*Trainer).routeSuffixSum,
+	carry:      runGemm1,
+	kerpleGrad: (*Trainer).kerpleGradient,
 }
 
 // brokenPieces are the wrong versions, by mutation name.
@@ -72,6 +74,13 @@ var brokenPieces = map[string]func(p *pieces){
 	// The chunked transport's backward pass without the carry of the
 	// queries' gradient through the blocks between query and key.
 	"path-carry": func(p *pieces) { p.carry = func(native.Gemm) {} },
+	// KERPLE's bias gradient taken as dS itself, which carries the 1/sqrt(d)
+	// scale of the product q.k (the bias is added after it).
+	"kerple": func(p *pieces) {
+		p.kerpleGrad = func(t *Trainer, params, grads [][]float32, l int, dist []float64, rows int, _ float64) {
+			t.kerpleGradient(params, grads, l, dist, rows, 1)
+		}
+	},
 }
 
 // broken names the mutation the next New applies ("": none).
@@ -107,6 +116,8 @@ var mutations = []Mutation{
 	// learned-proj-qkv (angleproj.go): the angles' gradient taken per
 	// position (dtheta_s = dpsi_s) instead of the suffix sum over the route.
 	{"angleproj", "learned-proj-qkv", 0},
+	// kerple-log (kerple.go): the log bias's p and a gradients.
+	{"kerple", "kerple-log", 0},
 }
 
 // Mutations lists the pieces BreakForTest can break.

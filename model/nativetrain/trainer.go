@@ -90,6 +90,9 @@ func paramShapes(c modelspec.Config, v modelspec.Variant) map[string][]int {
 	if v.Learned {
 		want["angles"] = []int{V, H, c.DModel / H / 2}
 	}
+	for l := 0; l < c.Layers && v.KerpleLog; l++ {
+		want[blockName(l, modelspec.KerpleP)], want[blockName(l, modelspec.KerpleA)] = []int{H}, []int{H}
+	}
 	for l := 0; l < c.Layers && v.AngleProj; l++ {
 		want[blockName(l, modelspec.AngleProjName)] = []int{D, c.DModel / 2}
 	}
