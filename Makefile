@@ -144,7 +144,8 @@ test-slurm: setup slurm-packages $(BIN)
 # is trained into a scratch store (~11 s on 2 cores, cached after),
 # exported with 8 held-out windows of 4 T = 128 tokens and the native
 # log-probs on them, and scored by model.py (test_model.py: tolerance 1e-4
-# nats; the rotation-sign and ALiBi slope-order mutations must fail it).
+# nats; the rotation-sign, ALiBi slope-order and KERPLE head-order mutations
+# must fail it).
 # Installs Debian's python3-torch and python3-pandas (root) the first time.
 TORCH_DIR := .routebench/test-torch
 torch-packages:

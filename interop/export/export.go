@@ -3,9 +3,9 @@
 // under the names and in the layouts of modelspec/weights/ARCHITECTURE.md),
 // config.json (the variant and every architectural fact a forward pass
 // needs, including the derived ones an implementer would otherwise have to
-// recompute: ALiBi slopes, RoPE frequencies, epsilons) and, on request,
-// reference.safetensors (held-out windows and the native evaluator's
-// log-probs on them), against which a port can check itself.
+// recompute: ALiBi slopes, RoPE frequencies, epsilons, KERPLE's floor) and,
+// on request, reference.safetensors (held-out windows and the native
+// evaluator's log-probs on them), against which a port can check itself.
 // interop/torch/model.py is such a port; docs/interop.md documents the files.
 //
 // No pipeline stage imports this package: exporting reads a cached train
@@ -64,6 +64,12 @@ type Config struct {
 	AngleReduction string `json:"angle_reduction,omitempty"`
 	// PathNormEps is the L2-normalisation epsilon of PaTH's w_t.
 	PathNormEps float64 `json:"path_norm_eps,omitempty"`
+	// KerpleEps is the floor of KERPLE's p_h and a_h (kerple_log only): the
+	// bias -max(p, eps) log(1 + max(a, eps) (i-j)) uses it whatever the
+	// stored kerple_p and kerple_a hold, which may lie below it. p and a
+	// are trained tensors in model.safetensors, not derived facts, so
+	// unlike ALiBi's slopes only the floor is here.
+	KerpleEps float64 `json:"kerple_eps,omitempty"`
 	// TensorLayout: how the safetensors tensors are laid out.
 	TensorLayout string `json:"tensor_layout"`
 	// Source: where the weights came from.
@@ -101,6 +107,9 @@ func NewConfig(set *weights.Set, src Source) (Config, error) {
 	}
 	if a.Householder {
 		c.PathNormEps = modelspec.PathNormEps
+	}
+	if a.KerpleLog {
+		c.KerpleEps = modelspec.KerpleEps
 	}
 	return c, nil
 }

@@ -71,6 +71,20 @@ func TestWriteRoundTrip(t *testing.T) {
 		if got, want := c.PathNormEps > 0, a.Householder; got != want {
 			t.Errorf("%s: path_norm_eps %g", v, c.PathNormEps)
 		}
+		if got, want := c.KerpleEps, map[bool]float64{true: modelspec.KerpleEps}[a.KerpleLog]; got != want {
+			t.Errorf("%s: kerple_eps %g, want %g", v, got, want)
+		}
+		// KERPLE's p and a are per-block tensors, not config facts: a port
+		// finds them in model.safetensors or not at all.
+		kerple := 0
+		for _, st := range ts {
+			if strings.HasSuffix(st.Name, "/"+modelspec.KerpleP) || strings.HasSuffix(st.Name, "/"+modelspec.KerpleA) {
+				kerple++
+			}
+		}
+		if got, want := kerple, map[bool]int{true: 2 * a.Layers}[a.KerpleLog]; got != want {
+			t.Errorf("%s: %d kerple_p and kerple_a tensors exported, want %d", v, got, want)
+		}
 		if matches, _ := filepath.Glob(filepath.Join(dir, "*.tmp")); len(matches) > 0 {
 			t.Errorf("%s: temporary files left: %v", v, matches)
 		}

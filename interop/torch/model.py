@@ -1,22 +1,23 @@
 """routebench's transformer in one PyTorch file, for reading and for running.
 
-It builds every default variant (nope, rope, alibi, random-qk, random-qkv,
-random-qkv-alibi, learned-qk, learned-qkv, learned-proj-qkv, path, path-fox)
-from an export of `routebench export` (docs/interop.md): model.safetensors
-(the tensors of modelspec/weights/ARCHITECTURE.md, under the same names) and
-config.json (the variant and every architectural fact). It was written from
-ARCHITECTURE.md alone, as a fourth implementation beside the gomlx model, the
-native trainer and the native evaluator; `make test-torch` checks its log-probs
-against the native evaluator's (interop/torch/test_model.py).
+It builds every default variant (nope, rope, alibi, kerple-log, random-qk,
+random-qkv, random-qkv-alibi, learned-qk, learned-qkv, learned-proj-qkv, path,
+path-fox) from an export of `routebench export` (docs/interop.md):
+model.safetensors (the tensors of modelspec/weights/ARCHITECTURE.md, under the
+same names) and config.json (the variant and every architectural fact). It was
+written from ARCHITECTURE.md alone, as a fourth implementation beside the gomlx
+model, the native trainer and the native evaluator; `make test-torch` checks
+its log-probs against the native evaluator's (interop/torch/test_model.py).
 
     import model
     m = model.load("path/to/export/train/rope")
     logp = m.log_probs(tokens[:, :-1], tokens[:, 1:])   # [B, L] nats
 
 Everything runs in float32 except the rotation angles, which are summed in
-float64 as the spec says. The attention is the plain L x L one: fine for a few
-thousand tokens, not for routebench's 65,536-token windows (the native
-evaluator streams those).
+float64 as the spec says, and KERPLE's bias, computed in float64 and rounded
+once (a float32 log1p would add its own rounding for nothing). The attention
+is the plain L x L one: fine for a few thousand tokens, not for routebench's
+65,536-token windows (the native evaluator streams those).
 """
 
 import json
@@ -102,6 +103,8 @@ class Block(nn.Module):
             self.wbeta, self.bbeta = z(D, H), z(H)
             if cfg.get("forget_gate"):  # PaTH-FoX
                 self.wgate, self.bgate = z(D, H), z(H)
+        if cfg.get("kerple_log"):  # KERPLE's log bias: this block's p_h and a_h
+            self.kerple_p, self.kerple_a = z(H), z(H)
 
     def forward(self, h, psi):
         eps = self.cfg["norm_eps"]
@@ -133,11 +136,23 @@ class Block(nn.Module):
         if cfg["alibi"]:
             slopes = torch.tensor(cfg["alibi_slopes"], dtype=torch.float32)
             s = s - slopes[:, None, None] * dist
+        if cfg.get("kerple_log"):
+            s = s - self.kerple_bias(dist)
         s = s.masked_fill(dist < 0, float("-inf"))  # causal: j <= i
         o = torch.einsum("bhij,bjhd->bihd", torch.softmax(s, dim=-1), v)
         if psi is not None and cfg["value_rot"]:  # ... and the output by -psi_i
             o = rotate(o, cos, -sin)
         return o.reshape(B, L, D)
+
+    def kerple_bias(self, dist):
+        """KERPLE: p' log(1 + a' (i - j)) per head, [H, L, L], to subtract from
+        the scaled logits; p' = max(kerple_p, eps), a' = max(kerple_a, eps):
+        the stored values may lie below the floor, the bias never uses them
+        there. Keys past the query (i - j < 0) get 0; the mask removes them."""
+        eps = self.cfg["kerple_eps"]
+        p = self.kerple_p.double().clamp(min=eps)[:, None, None]
+        a = self.kerple_a.double().clamp(min=eps)[:, None, None]
+        return (p * torch.log1p(a * dist.double().clamp(min=0))).float()
 
     def path_logits(self, a, q, k):
         """PaTH: s_ij = (q_i^T H_i H_{i-1} ... H_{j+1} k_j + G_i - G_j) / sqrt(d),

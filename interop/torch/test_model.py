@@ -10,7 +10,9 @@ native ones within TOLERANCE; then each mutation below must fail that same
 check, so the check is known to be able to fail:
   - sign: every rotation turned the other way (q, k, v and the output), for
     each variant that rotates;
-  - slopes: ALiBi's slopes in reverse head order, for each ALiBi variant.
+  - slopes: ALiBi's slopes in reverse head order, for each ALiBi variant;
+  - kerple: KERPLE's p and a in reverse head order in every block, for each
+    kerple_log variant.
 """
 
 import os
@@ -22,7 +24,7 @@ import model  # noqa: E402
 
 # modelspec.DefaultVariants(), in its order; interop/export's Go test keeps
 # this list equal to it, so a new default variant needs a port here first.
-VARIANTS = ["nope", "rope", "alibi", "random-qk", "random-qkv", "random-qkv-alibi", "learned-qk", "learned-qkv", "learned-proj-qkv", "path", "path-fox"]
+VARIANTS = ["nope", "rope", "alibi", "kerple-log", "random-qk", "random-qkv", "random-qkv-alibi", "learned-qk", "learned-qkv", "learned-proj-qkv", "path", "path-fox"]
 
 # Largest |log p_torch - log p_native| allowed, in nats. Both compute in
 # float32 (angles in float64); their sums run in different orders, so they
@@ -65,6 +67,10 @@ def main(root):
             cfg = dict(m.cfg, alibi_slopes=m.cfg["alibi_slopes"][::-1])
             tensors, _ = model.load_safetensors(os.path.join(d, "model.safetensors"))
             muts.append(("slopes", max_diff(model.build(cfg, tensors), ref)))
+        if m.cfg.get("kerple_log"):
+            tensors, _ = model.load_safetensors(os.path.join(d, "model.safetensors"))
+            tensors = {n: t.flip(0) if n.endswith(("/kerple_p", "/kerple_a")) else t for n, t in tensors.items()}
+            muts.append(("kerple", max_diff(model.build(m.cfg, tensors), ref)))
         for name, md in muts:
             if not md > TOLERANCE:
                 failures.append(f"{v}: the {name} mutation was not caught (max difference {md:.3e} <= {TOLERANCE:g})")
