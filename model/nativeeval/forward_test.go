@@ -218,6 +218,21 @@ func TestLoadAndInputErrors(t *testing.T) {
 			t.Errorf("Load: error %v, want one mentioning %s", err, c.want)
 		}
 	}
+	// A kerple-log file without a block's a_h: refused naming the tensor.
+	ka := variantArch("kerple-log")
+	var kts []weights.Tensor
+	for _, x := range weightstest.RandomSet(t, ka, 1).Tensors {
+		if x.Name != "block001/kerple_a" {
+			kts = append(kts, x)
+		}
+	}
+	noA, err := weights.NewSet(ka, kts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Load(noA); err == nil || !strings.Contains(err.Error(), `"block001/kerple_a"`) || !strings.Contains(err.Error(), "kerple-log/test") {
+		t.Errorf("Load without block001/kerple_a: error %v, want one naming the tensor and the weights", err)
+	}
 	m, err := Load(good)
 	if err != nil {
 		t.Fatal(err)
