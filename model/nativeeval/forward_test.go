@@ -126,12 +126,18 @@ func TestForwardMatchesReference(t *testing.T) {
 	})
 }
 
-// TestLogProbsWithoutLogits: the streaming output layer gives the same
+// TestLogProbsDeterministic: the streaming output layer gives the same
 // log-probs whether or not logits are returned, with and without
 // diagnostics, and for any worker count (bitwise: the work split never
-// changes the arithmetic).
+// changes the arithmetic), for random-qkv (rotations, value transport) and
+// kerple-log (the bias table, built per layer by head-parallel workers).
 func TestLogProbsDeterministic(t *testing.T) {
-	a := variantArch("random-qkv")
+	for _, v := range []string{"random-qkv", "kerple-log"} {
+		t.Run(v, func(t *testing.T) { testLogProbsDeterministic(t, variantArch(v)) })
+	}
+}
+
+func testLogProbsDeterministic(t *testing.T, a modelspec.Arch) {
 	m, err := Load(weightstest.RandomSet(t, a, 1))
 	if err != nil {
 		t.Fatal(err)
