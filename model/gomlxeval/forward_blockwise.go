@@ -45,19 +45,15 @@ func LogProbsBlockwise(set *weights.Set, tokens, targets []int32, chunk int, bac
 			return nil, fmt.Errorf("gomlxeval: LogProbsBlockwise: target %d at position %d is outside vocabulary [0, %d)", y, i, V)
 		}
 	}
+	kerple, err := loadKerple(set, "LogProbsBlockwise")
+	if err != nil {
+		return nil, err
+	}
 	L := len(tokens)
 	tgt := tensors.FromFlatDataAndDimensions(append([]int32(nil), targets...), L)
 	flat, c, err := model.RunExported(set, tokens, backend, "LogProbsBlockwise", []*tensors.Tensor{tgt},
 		func(w model.Network, p map[string]*Node, tok *Node, rot *model.Rotation, extra []*Node) *Node {
-			var slopes []float64
-			if w.Variant().ALiBi {
-				slopes = modelspec.ALiBiSlopes(w.Heads())
-			}
-			if rot != nil { // drop the batch axis: [1, L, H, d] -> [L, H, d]
-				H, d := w.Heads(), w.DHead()
-				rot = &model.Rotation{Cos: Reshape(rot.Cos, L, H, d), Sin: Reshape(rot.Sin, L, H, d)}
-			}
-			return blockwiseLogProbs(w, p, Reshape(tok, L), extra[0], rot, slopes, chunk)
+			return blockwiseLogProbs(w, p, Reshape(tok, L), extra[0], unbatched(w, rot, L), newDistBias(w, kerple), chunk)
 		})
 	if err != nil {
 		return nil, err
@@ -72,16 +68,40 @@ func LogProbsBlockwise(set *weights.Set, tokens, targets []int32, chunk int, bac
 	return lp, nil
 }
 
+// unbatched drops the batch axis of the host rotation: [1, L, H, d] ->
+// [L, H, d] (nil stays nil).
+func unbatched(w model.Network, rot *model.Rotation, L int) *model.Rotation {
+	if rot == nil {
+		return nil
+	}
+	H, d := w.Heads(), w.DHead()
+	return &model.Rotation{Cos: Reshape(rot.Cos, L, H, d), Sin: Reshape(rot.Sin, L, H, d)}
+}
+
+// distBias is the variant's distance bias as host values, which chunkBias
+// turns into each chunk's bias in the graph: ALiBi's slopes m_h, or
+// KERPLE's floored p_h and a_h per block (loadKerple); nil: none.
+type distBias struct {
+	slopes []float64
+	kerple []kerpleHeads
+}
+
+func newDistBias(w model.Network, kerple []kerpleHeads) distBias {
+	var b distBias
+	if w.Variant().ALiBi {
+		b.slopes = modelspec.ALiBiSlopes(w.Heads())
+	}
+	if w.Variant().KerpleLog {
+		b.kerple = kerple
+	}
+	return b
+}
+
 // blockwiseLogProbs is the network's logits plus log-softmax for one window
 // of tokens [L] (B = 1), chunk by chunk: [L] log-probabilities of targets [L].
-func blockwiseLogProbs(w model.Network, p map[string]*Node, tokens, targets *Node, rot *model.Rotation, slopes []float64, chunk int) *Node {
+func blockwiseLogProbs(w model.Network, p map[string]*Node, tokens, targets *Node, rot *model.Rotation, bias distBias, chunk int) *Node {
 	L := tokens.Shape().Dimensions[0]
-	h := w.Embed(p, tokens) // [L, D]
-	for l := 0; l < w.Config().Layers; l++ {
-		h = Add(h, blockwiseAttention(w, l, p, w.Norm(h, p[model.BlockName(l, "norm1")]), rot, slopes, chunk))
-		h = Add(h, w.MLP(l, p, w.Norm(h, p[model.BlockName(l, "norm2")])))
-	}
-	hf := w.Norm(h, p["normf"])
+	hf := blockwiseHidden(w, p, tokens, rot, bias, chunk)
 	var parts []*Node
 	for q0 := 0; q0 < L; q0 += chunk {
 		q1 := min(q0+chunk, L)
@@ -95,9 +115,20 @@ func blockwiseLogProbs(w model.Network, p map[string]*Node, tokens, targets *Nod
 	return Concatenate(parts, 0)
 }
 
+// blockwiseHidden is the network up to the final norm for one window of
+// tokens [L]: [L, D], attention in query chunks.
+func blockwiseHidden(w model.Network, p map[string]*Node, tokens *Node, rot *model.Rotation, bias distBias, chunk int) *Node {
+	h := w.Embed(p, tokens) // [L, D]
+	for l := 0; l < w.Config().Layers; l++ {
+		h = Add(h, blockwiseAttention(w, l, p, w.Norm(h, p[model.BlockName(l, "norm1")]), rot, bias, chunk))
+		h = Add(h, w.MLP(l, p, w.Norm(h, p[model.BlockName(l, "norm2")])))
+	}
+	return w.Norm(h, p["normf"])
+}
+
 // blockwiseAttention is block l's attention for one window [L, D], queries
 // in chunks, each against keys [0, chunk end).
-func blockwiseAttention(w model.Network, l int, p map[string]*Node, a *Node, rot *model.Rotation, slopes []float64, chunk int) *Node {
+func blockwiseAttention(w model.Network, l int, p map[string]*Node, a *Node, rot *model.Rotation, bias distBias, chunk int) *Node {
 	L := a.Shape().Dimensions[0]
 	q, k, v := w.QKV(l, p, a, rot) // [L, H, d]
 	var outs []*Node
@@ -106,18 +137,19 @@ func blockwiseAttention(w model.Network, l int, p map[string]*Node, a *Node, rot
 		qc := Slice(q, AxisRange(q0, q1))                                // [c, H, d]
 		kc, vc := Slice(k, AxisRange(0, q1)), Slice(v, AxisRange(0, q1)) // [K, H, d]
 		s := DotGeneral(qc, []int{2}, []int{1}, kc, []int{2}, []int{1})  // [H, c, K]
-		s = Add(MulScalar(s, 1/math.Sqrt(float64(w.DHead()))), chunkBias(s, slopes, q0))
+		s = Add(MulScalar(s, 1/math.Sqrt(float64(w.DHead()))), chunkBias(s, bias, l, q0))
 		o := DotGeneral(model.AttentionSoftmax(s), []int{2}, []int{0}, vc, []int{0}, []int{1}) // [H, c, d]
 		outs = append(outs, TransposeAllAxes(o, 1, 0, 2))                                      // [c, H, d]
 	}
 	return w.Output(l, p, Concatenate(outs, 0), rot) // [L, H, d] -> [L, D]
 }
 
-// chunkBias is attentionBias for the scores s [H, c, K] of queries
+// chunkBias is attentionBias for block l's scores s [H, c, K] of queries
 // q0..q0+c-1 against keys 0..K-1, built in the graph (a host constant
 // would be H c K floats per chunk): maskedLogit where the key is after
-// the query, else -m_h (i - j) for ALiBi (slopes non-nil) or 0.
-func chunkBias(s *Node, slopes []float64, q0 int) *Node {
+// the query, else -m_h (i - j) for ALiBi, -p_h log(1 + a_h (i - j)) for
+// KERPLE (block l's p, a), or 0.
+func chunkBias(s *Node, b distBias, l, q0 int) *Node {
 	g := s.Graph()
 	dims := s.Shape().Dimensions
 	H, c, K := dims[0], dims[1], dims[2]
@@ -126,13 +158,27 @@ func chunkBias(s *Node, slopes []float64, q0 int) *Node {
 	dist := Sub(AddScalar(Iota(g, pos, 0), float64(q0)), Iota(g, pos, 1)) // [c, K]
 	dist = BroadcastToDims(InsertAxes(dist, 0), H, c, K)
 	bias := ZerosLike(dist)
-	if slopes != nil {
+	if b.slopes != nil {
 		m := make([]float32, H)
-		for h, x := range slopes {
+		for h, x := range b.slopes {
 			m[h] = float32(-x)
 		}
 		slope := BroadcastToDims(Const(g, tensors.FromFlatDataAndDimensions(m, H, 1, 1)), H, c, K)
 		bias = Mul(slope, dist)
+	}
+	if b.kerple != nil {
+		kh := b.kerple[l]
+		np, a := make([]float32, H), make([]float32, H)
+		for h := range np {
+			np[h], a[h] = float32(-kh.p[h]), float32(kh.a[h])
+		}
+		head := func(x []float32) *Node {
+			return BroadcastToDims(Const(g, tensors.FromFlatDataAndDimensions(x, H, 1, 1)), H, c, K)
+		}
+		// Distances clamped at 0 first: a masked pair's negative distance
+		// gives log1p of less than -1, NaN, even where Where drops it.
+		n := Max(dist, ZerosLike(dist))
+		bias = Mul(head(np), Log1p(Mul(head(a), n)))
 	}
 	masked := BroadcastToDims(Scalar(g, dtypes.Float32, model.MaskedLogit), H, c, K)
 	return model.ConstLike(s, Where(LessThan(dist, ZerosLike(dist)), masked, bias))

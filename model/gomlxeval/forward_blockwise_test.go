@@ -79,3 +79,26 @@ func TestLogProbsBlockwiseBadInput(t *testing.T) {
 		}
 	}
 }
+
+// A kerple-log file without a block's p_h: both evaluators refuse it naming
+// the tensor, never a plain attention.
+func TestKerpleMissingTensor(t *testing.T) {
+	set, _ := randomSet(t, "kerple-log")
+	var ts []weights.Tensor
+	for _, x := range set.Tensors {
+		if x.Name != "block001/kerple_p" {
+			ts = append(ts, x)
+		}
+	}
+	noP, err := weights.NewSet(set.Arch, ts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, errF := Forward(noP, []int32{1, 2})
+	_, errB := LogProbsBlockwise(noP, []int32{1, 2}, []int32{2, 3}, 4, "go")
+	for name, err := range map[string]error{"Forward": errF, "LogProbsBlockwise": errB} {
+		if err == nil || !strings.Contains(err.Error(), `"block001/kerple_p"`) || !strings.Contains(err.Error(), name) {
+			t.Errorf("%s without block001/kerple_p: error %v, want one naming the tensor and the evaluator", name, err)
+		}
+	}
+}

@@ -34,6 +34,9 @@ type attnShape struct {
 	cs       []float32 // [L][H][d/2][2] cos, sin of the rotation angle; nil: no rotation
 	valueRot bool      // value transport (needs cs)
 	slopes   []float32 // ALiBi slope per head; nil: no bias
+	// kerple is this layer's KERPLE bias, per head a table by reversed
+	// distance, [H][L+blockK] (kerpleTables); nil: no bias.
+	kerple []float32
 }
 
 func (s *attnShape) nkb() int  { return (s.L + blockK - 1) / blockK }
@@ -133,6 +136,18 @@ func (b *headBufs) scores(s *attnShape, w *attnScratch, h, i0, nq, kb int) {
 		slope := s.slopes[h]
 		for r := 0; r < nq; r++ {
 			native.AddRamp(w.sc[r*blockK:(r+1)*blockK], float32(j0-(i0+r)), slope)
+		}
+	}
+	if s.kerple != nil {
+		// Query i against keys j0.. reads its head's table from
+		// L-1-i+j0 on: bias(i-j) up to the query, pad zeros past it (masked
+		// below). Rows before the block's first key are masked whole and
+		// skipped: they would read past the pad.
+		n := s.L + blockK
+		rev := s.kerple[h*n : (h+1)*n]
+		for r := max(0, j0-i0); r < nq; r++ {
+			o := s.L - 1 - (i0 + r) + j0
+			native.Add(w.sc[r*blockK:(r+1)*blockK], rev[o:o+blockK])
 		}
 	}
 	if j0+blockK-1 > i0 { // the block reaches past some query: causal mask

@@ -23,6 +23,9 @@ type AttentionSpec struct {
 	// With them Run transports the keys as a path layer does, building each
 	// key block's WY form on every call (the forward pass pays that per layer).
 	PathW, PathBeta []float32
+	// KERPLE's log bias (modelspec/kerple.go): p_h and a_h, [Heads] each,
+	// as stored (the bias floors them); nil: no KERPLE bias.
+	KerpleP, KerpleA []float32
 }
 
 // Attention is a prepared attention problem.
@@ -62,6 +65,15 @@ func NewAttention(as AttentionSpec) (*Attention, error) {
 	}
 	if as.ALiBi {
 		s.slopes = alibiSlopes(as.Heads)
+	}
+	if as.KerpleP != nil || as.KerpleA != nil {
+		if len(as.KerpleP) != as.Heads || len(as.KerpleA) != as.Heads {
+			return nil, fmt.Errorf("native: KERPLE attention needs %d p and %d a values (one per head), got %d and %d", as.Heads, as.Heads, len(as.KerpleP), len(as.KerpleA))
+		}
+		if as.ALiBi || as.PathW != nil || as.PathBeta != nil {
+			return nil, fmt.Errorf("native: the KERPLE bias does not combine with ALiBi or PaTH (no variant does, modelspec.Arch.Validate); drop one of them from the spec")
+		}
+		s.kerple = kerpleTables(nil, as.KerpleP, as.KerpleA, as.L, 0)
 	}
 	a := &Attention{s: s, bufs: newHeadBufs(s)}
 	if as.PathW != nil || as.PathBeta != nil {

@@ -26,15 +26,17 @@ type attnCase struct {
 	rotation string // none, rope, accumulated
 	valueRot bool
 	alibi    bool
+	kerple   bool
 }
 
 var attnCases = []attnCase{
-	{"nope", "none", false, false},
-	{"rope", "rope", false, false},
-	{"alibi", "none", false, true},
-	{"acc-qk", "accumulated", false, false},
-	{"acc-qkv", "accumulated", true, false},
-	{"acc-qkv-alibi", "accumulated", true, true}, // random-qkv-alibi
+	{"nope", "none", false, false, false},
+	{"rope", "rope", false, false, false},
+	{"alibi", "none", false, true, false},
+	{"acc-qk", "accumulated", false, false, false},
+	{"acc-qkv", "accumulated", true, false, false},
+	{"acc-qkv-alibi", "accumulated", true, true, false}, // random-qkv-alibi
+	{"kerple", "none", false, false, true},              // kerple-log
 }
 
 // attnProblem draws a random problem and returns the kernel's inputs and the
@@ -86,7 +88,24 @@ func attnProblem(r *rand.Rand, c attnCase, L, H, d int) (*attnShape, []float32, 
 			in.slopes = append(in.slopes, float64(m))
 		}
 	}
+	if c.kerple {
+		p, a := kerpleHeads(r, H)
+		s.kerple = kerpleTables(nil, p, a, L, 2)
+		for h := range p {
+			in.kerpleP, in.kerpleA = append(in.kerpleP, float64(p[h])), append(in.kerpleA, float64(a[h]))
+		}
+	}
 	return s, qkv, in
+}
+
+// kerpleHeads draws KERPLE's p_h and a_h as the init does (U(0, 2), U(0,
+// 1)), with the last head's a below the floor, which the bias must apply.
+func kerpleHeads(r *rand.Rand, H int) (p, a []float32) {
+	for h := 0; h < H; h++ {
+		p, a = append(p, float32(2*r.Float64())), append(a, float32(r.Float64()))
+	}
+	a[H-1] = 0.003
+	return p, a
 }
 
 // runKernel scatters qkv rows block by block, as the forward does, and attends.
@@ -127,6 +146,9 @@ func checkAttention(t *testing.T, s *attnShape, in refAttnIn, got []float32, ref
 				m /= math.Sqrt(float64(d))
 				if in.slopes != nil {
 					m += in.slopes[h] * float64(i-j)
+				}
+				if in.kerpleP != nil {
+					m += refKerple(in.kerpleP[h], in.kerpleA[h], i-j)
 				}
 				M = math.Max(M, m)
 			}
@@ -171,7 +193,7 @@ func TestAttentionMatchesReference(t *testing.T) {
 func TestAttentionLargeLogits(t *testing.T) {
 	kerneltest.Each(t, func(t *testing.T) {
 		r := rand.New(rand.NewPCG(9, 9))
-		s, qkv, in := attnProblem(r, attnCase{"alibi", "accumulated", true, true}, 150, 3, 32)
+		s, qkv, in := attnProblem(r, attnCase{"alibi", "accumulated", true, true, false}, 150, 3, 32)
 		for i := range qkv {
 			qkv[i] *= 4
 		}
@@ -234,7 +256,7 @@ func TestAttentionAPI(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, qkv, in := attnProblem(r, attnCase{"rope-alibi", "rope", false, true}, 77, 2, 32)
+	_, qkv, in := attnProblem(r, attnCase{"rope-alibi", "rope", false, true, false}, 77, 2, 32)
 	ref, _ := refAttention(in)
 	out := make([]float32, 77*64)
 	a.Run(out, qkv, 2)
@@ -248,11 +270,34 @@ func TestAttentionAPI(t *testing.T) {
 		{L: 4, Heads: 1, DHead: 2, Rotation: "spiral"},
 		{L: 4, Heads: 1, DHead: 2, Rotation: "none", ValueRot: true},
 		{L: 2, Heads: 1, DHead: 2, Rotation: "accumulated", Tokens: []int32{0, 5}, Angles: make([]float32, 3)},
+		{L: 4, Heads: 2, DHead: 2, Rotation: "none", KerpleP: make([]float32, 2), KerpleA: make([]float32, 1)},
+		{L: 4, Heads: 2, DHead: 2, Rotation: "none", KerpleP: make([]float32, 2)},
+		{L: 4, Heads: 2, DHead: 2, Rotation: "none", ALiBi: true, KerpleP: make([]float32, 2), KerpleA: make([]float32, 2)},
 	} {
 		if _, err := NewAttention(bad); err == nil {
 			t.Errorf("NewAttention(%+v) accepted a bad spec", bad)
 		}
 	}
+}
+
+// TestAttentionAPIKerple: the standalone kernel with KERPLE's p_h and a_h
+// in the spec (the kernelspeed problem of kerple-log) gives the reference's
+// output at a length across three key blocks.
+func TestAttentionAPIKerple(t *testing.T) {
+	const L, H, d = 150, 2, 32
+	_, qkv, in := attnProblem(rand.New(rand.NewPCG(4, 5)), attnCase{"kerple", "none", false, false, true}, L, H, d)
+	var p, a []float32
+	for h := range in.kerpleP {
+		p, a = append(p, float32(in.kerpleP[h])), append(a, float32(in.kerpleA[h]))
+	}
+	at, err := NewAttention(AttentionSpec{L: L, Heads: H, DHead: d, Rotation: "none", KerpleP: p, KerpleA: a})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref, _ := refAttention(in)
+	out := make([]float32, L*H*d)
+	at.Run(out, qkv, 2)
+	checkAttention(t, at.s, in, out, ref)
 }
 
 func randSlice(r *rand.Rand, n int, scale float64) []float32 {

@@ -2,10 +2,11 @@
 // pass over one window of up to 65,536+ tokens for weights exported in the
 // canonical format (modelspec/weights), exactly as ARCHITECTURE.md specifies,
 // for every variant (nope, rope, alibi, random-qk/qkv, learned-qk/qkv,
-// learned-proj-qkv, path, path-fox; the Arch fields Rotation, ValueRot, ALiBi,
-// AngleProj and Householder select the behaviour). Projected angles
-// (AngleProj) are formed per layer from the normed rows in a first pass and
-// prefix-summed in float64 (angles.go), O(L d/2) extra memory.
+// learned-proj-qkv, path, path-fox, kerple-log; the Arch fields Rotation,
+// ValueRot, ALiBi, KerpleLog, AngleProj and Householder select the
+// behaviour). Projected angles (AngleProj) are formed per layer from the
+// normed rows in a first pass and prefix-summed in float64 (angles.go),
+// O(L d/2) extra memory; KERPLE's bias table per layer (kerple.go), O(H L).
 //
 // It exists because the gomlx model (package model) is for training: its
 // forward materialises L x L attention and runs at a few GFLOP/s, which

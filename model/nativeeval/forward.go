@@ -142,6 +142,9 @@ func (m *Model) LogProbs(ctx context.Context, tokens, targets []int32, opts Opti
 		if err := ctx.Err(); err != nil {
 			return Result{}, fmt.Errorf("native: forward cancelled at layer %d: %w", n, err)
 		}
+		if ly.kerpleP != nil { // this layer's p_h, a_h: before the attention and the probe read it
+			s.kerple = kerpleTables(s.kerple, ly.kerpleP, ly.kerpleA, L, workers)
+		}
 		if ly.angProj != nil {
 			// The rotation of this layer needs every position's angle before
 			// the first row is scattered: a first pass projects the normed

@@ -126,12 +126,18 @@ func TestForwardMatchesReference(t *testing.T) {
 	})
 }
 
-// TestLogProbsWithoutLogits: the streaming output layer gives the same
+// TestLogProbsDeterministic: the streaming output layer gives the same
 // log-probs whether or not logits are returned, with and without
 // diagnostics, and for any worker count (bitwise: the work split never
-// changes the arithmetic).
+// changes the arithmetic), for random-qkv (rotations, value transport) and
+// kerple-log (the bias table, built per layer by head-parallel workers).
 func TestLogProbsDeterministic(t *testing.T) {
-	a := variantArch("random-qkv")
+	for _, v := range []string{"random-qkv", "kerple-log"} {
+		t.Run(v, func(t *testing.T) { testLogProbsDeterministic(t, variantArch(v)) })
+	}
+}
+
+func testLogProbsDeterministic(t *testing.T, a modelspec.Arch) {
 	m, err := Load(weightstest.RandomSet(t, a, 1))
 	if err != nil {
 		t.Fatal(err)
@@ -217,6 +223,21 @@ func TestLoadAndInputErrors(t *testing.T) {
 		if _, err := Load(c.set); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("Load: error %v, want one mentioning %s", err, c.want)
 		}
+	}
+	// A kerple-log file without a block's a_h: refused naming the tensor.
+	ka := variantArch("kerple-log")
+	var kts []weights.Tensor
+	for _, x := range weightstest.RandomSet(t, ka, 1).Tensors {
+		if x.Name != "block001/kerple_a" {
+			kts = append(kts, x)
+		}
+	}
+	noA, err := weights.NewSet(ka, kts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Load(noA); err == nil || !strings.Contains(err.Error(), `"block001/kerple_a"`) || !strings.Contains(err.Error(), "kerple-log/test") {
+		t.Errorf("Load without block001/kerple_a: error %v, want one naming the tensor and the weights", err)
 	}
 	m, err := Load(good)
 	if err != nil {

@@ -31,6 +31,10 @@ type layer struct {
 	b2           []float32
 	path         *pathLayer      // PaTH (Arch.Householder) only
 	angProj      *native.PackedB // D x H*P: learned-proj-qkv's angle projection (Arch.AngleProj) only
+	// kerpleP and kerpleA are KERPLE's stored p_h and a_h ([H]; Arch.KerpleLog
+	// only): the pass floors them and builds its bias table per layer
+	// (kerpleTables), since the table's layout depends on the window length.
+	kerpleP, kerpleA []float32
 }
 
 // Load checks that set holds every tensor ARCHITECTURE.md names for its
@@ -103,6 +107,14 @@ func Load(set *weights.Set) (*Model, error) {
 				return nil, err
 			}
 			l.angProj = native.PackB(w, D, H*(a.DHead()/2))
+		}
+		if a.KerpleLog {
+			if l.kerpleP, err = get(p+modelspec.KerpleP, H); err != nil {
+				return nil, err
+			}
+			if l.kerpleA, err = get(p+modelspec.KerpleA, H); err != nil {
+				return nil, err
+			}
 		}
 		if a.Householder {
 			if l.path, err = loadPath(a, func(name string, shape ...int) ([]float32, error) { return get(p+name, shape...) }); err != nil {

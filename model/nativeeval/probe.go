@@ -11,7 +11,8 @@ import (
 // The mechanism probe (issue 39; docs/statistics.md, claims v4m): for a
 // few query positions, each layer's and head's exact attention row over
 // every source, from the pass's own head buffers (the rotated and scaled
-// queries and keys, the transported values, ALiBi's slopes, PaTH's steps
+// queries and keys, the transported values, ALiBi's slopes, KERPLE's
+// bias table, PaTH's steps
 // and FoX's gate), summarised by log2-distance bin. The row is recomputed
 // in float64 for the listed queries only (O(L d) each, not O(L^2)), and
 // its output sum_j a_j v_j is compared with the streaming attention's own
@@ -112,6 +113,9 @@ func probeRow(s *attnShape, bufs *headBufs, st *pathSteps, att []float32, layer,
 				}
 				if s.slopes != nil {
 					acc += float64(s.slopes[h]) * float64(j0+jj-i)
+				}
+				if s.kerple != nil { // the pass's own table: bias(i-j) at L-1-(i-j)
+					acc += float64(s.kerple[h*(L+blockK)+L-1-i+j0+jj])
 				}
 				logit[j0+jj] = acc
 			}

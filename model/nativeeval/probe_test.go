@@ -133,6 +133,9 @@ func probeCase(t *testing.T, c attnCase, L, far int, queries []int) (worst, outE
 			if in.slopes != nil {
 				logit[j] -= in.slopes[h] * float64(i-j)
 			}
+			if in.kerpleP != nil {
+				logit[j] -= refKerple(in.kerpleP[h], in.kerpleA[h], i-j)
+			}
 			vs[j] = vj
 		}
 		bins, fm, fc, lam := refProbe(logit, vs, i, far)

@@ -13,7 +13,9 @@ type refAttnIn struct {
 	psi      [][]float64 // [L][H*P]
 	valueRot bool
 	slopes   []float64
-	logit    func(h, i, j int, q, k []float64) float64 // PaTH: the transported q.k (+ gate); nil: q.k
+	// kerpleP, kerpleA: KERPLE's stored p_h and a_h ([H]); nil: no KERPLE bias.
+	kerpleP, kerpleA []float64
+	logit            func(h, i, j int, q, k []float64) float64 // PaTH: the transported q.k (+ gate); nil: q.k
 }
 
 // rot rotates the pairs of u (one head, d values) by the angles t ([P]).
@@ -64,6 +66,9 @@ func refAttention(in refAttnIn) ([][]float64, [][][]float64) {
 				if in.slopes != nil {
 					s[j] -= in.slopes[h] * float64(i-j)
 				}
+				if in.kerpleP != nil {
+					s[j] -= refKerple(in.kerpleP[h], in.kerpleA[h], i-j)
+				}
 				mx = math.Max(mx, s[j])
 			}
 			var sum float64
@@ -87,6 +92,12 @@ func refAttention(in refAttnIn) ([][]float64, [][][]float64) {
 		}
 	}
 	return out, alpha
+}
+
+// refKerple is minus KERPLE's bias at distance n, as ARCHITECTURE.md
+// writes it: p' log(1 + a' n) with p' = max(p, 0.01), a' = max(a, 0.01).
+func refKerple(p, a float64, n int) float64 {
+	return math.Max(p, 0.01) * math.Log(1+math.Max(a, 0.01)*float64(n))
 }
 
 // refForward is ARCHITECTURE.md's forward in float64: logits [L][V].
@@ -182,6 +193,14 @@ func refForwardPath(set *weightsView, tokens []int32, onPath func(n int, rp *ref
 		}
 		in := refAttnIn{L: L, H: H, d: d, q: matmul(x, p("wq"), D, D), k: matmul(x, p("wk"), D, D),
 			v: matmul(x, p("wv"), D, D), psi: psi, valueRot: a.ValueRot, slopes: slopes}
+		if a.KerpleLog {
+			for _, x := range p("kerple_p") {
+				in.kerpleP = append(in.kerpleP, float64(x))
+			}
+			for _, x := range p("kerple_a") {
+				in.kerpleA = append(in.kerpleA, float64(x))
+			}
+		}
 		if set.qk != 0 {
 			for _, rows := range [][][]float64{in.q, in.k} {
 				for _, r := range rows {
