@@ -15,24 +15,17 @@ import (
 // and returns logits [len(tokens)][Vocab]. Rotations come from the host
 // float64 path for every variant (including learned ones: their table is
 // fixed once exported), the same path the native evaluator implements;
-// KERPLE's bias is built per block from the weights' p and a
-// (fullAttention). Memory is O(H L^2): meant for cross-checks, not for long contexts (see
+// the training graph builds KERPLE's bias per block from the weights' p
+// and a (model/position_kerple.go). Memory is O(H L^2): meant for cross-checks, not for long contexts (see
 // LogProbsBlockwise).
 func Forward(set *weights.Set, tokens []int32) (logits [][]float32, err error) {
 	if set == nil || len(tokens) == 0 {
 		return nil, fmt.Errorf("gomlxeval: Forward needs weights and at least one token")
 	}
-	if set.Arch.KerpleLog && set.Arch.AngleProj {
-		return nil, fmt.Errorf("gomlxeval: Forward: %s weights combine the KERPLE bias with projected angles (angle_proj), which Forward's per-block composition (fullAttention) does not implement", set.Arch.Variant)
-	}
-	kerple, err := loadKerple(set, "Forward")
-	if err != nil {
-		return nil, err
-	}
 	L := len(tokens)
-	flat, c, err := model.RunExported(set, tokens, "", "Forward", nil, fullAttention(L, kerple))
+	flat, c, err := model.RunExported(set, tokens, "", "Forward", nil, fullAttention(L))
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("gomlxeval: Forward: %w", err)
 	}
 	logits = make([][]float32, L)
 	for i := range logits {
@@ -47,16 +40,10 @@ func Forward(set *weights.Set, tokens []int32) (logits [][]float32, err error) {
 }
 
 // fullAttention builds the training graph's forward (model.Network.Logits)
-// with the host causal/ALiBi bias [H, L, L]. KERPLE's bias differs from
-// block to block, and Logits adds one bias to every block: with kerple
-// (loadKerple) the forward is composed of the same Network pieces with
-// each block's bias instead, as the blockwise graph in one query chunk.
-func fullAttention(L int, kerple []kerpleHeads) func(w model.Network, p map[string]*Node, tok *Node, rot *model.Rotation, _ []*Node) *Node {
+// with the host causal/ALiBi bias [H, L, L]; the graph adds KERPLE's
+// per-block bias itself, so this checks the graph the trainer runs.
+func fullAttention(L int) func(w model.Network, p map[string]*Node, tok *Node, rot *model.Rotation, _ []*Node) *Node {
 	return func(w model.Network, p map[string]*Node, tok *Node, rot *model.Rotation, _ []*Node) *Node {
-		if kerple != nil {
-			hf := blockwiseHidden(w, p, Reshape(tok, L), unbatched(w, rot, L), newDistBias(w, kerple), L)
-			return model.Dense(hf, p["unembed"]) // [L, V]
-		}
 		H := w.Heads()
 		bias := Const(tok.Graph(), tensors.FromFlatDataAndDimensions(model.AttentionBias(H, L, w.Variant().ALiBi), H, L, L))
 		return w.Logits(p, tok, rot, bias)
