@@ -24,8 +24,10 @@ import pandas as pd
 
 COLUMNS = ["variant", "seed", "corpus", "protocol", "T", "L", "window", "metric", "value", "lo", "hi", "interval", "commit"]
 INTERVALS = {"t95:windows", "welch95:windows-L-and-T", "t95:window-prefix-pairs", "range:heads"}
-# Metrics kept per window beside a row of their mean over windows.
-WINDOWED = ("position_loss@", "context_gain", "far_mass_probe", "far_coherence", "far_mass_bound", "copy_gain")
+# Metrics kept per window beside a row of their mean over windows (name prefixes;
+# copy_gain_controlled is named for the reader, copy_gain would match it too).
+WINDOWED = ("position_loss@", "context_gain", "far_mass_probe", "far_coherence", "far_mass_bound", "copy_gain",
+            "copy_gain_controlled")
 CURVE_COLUMNS = ["variant", "seed", "T", "step", "metric", "value", "commit"]
 KEY = ["variant", "seed", "corpus", "protocol", "T", "L"]
 

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"math"
 	"reflect"
 	"slices"
@@ -14,11 +15,12 @@ import (
 	"routebench/modelspec/weights/weightstest"
 	"routebench/pipeline"
 	"routebench/stages/tokenize/shards"
+	"routebench/stats"
 )
 
 // copyDataset tokenizes (bytes) a training file and four held-out
 // documents of 1,200 random letters: 4,804 held-out tokens, more than the
-// gaps of copyTestConfig need (2,295), so that their text never repeats.
+// probes of copyTestConfig need (2,463), so that their text never repeats.
 func copyDataset(t *testing.T) *shards.Dataset {
 	return letterDataset(t, 3, 4, func(int) int { return 1200 })
 }
@@ -50,23 +52,35 @@ func TestCopyPlanCPU(t *testing.T) {
 	if got := cfg.copyPlan(CopyProbeLen); !reflect.DeepEqual(got, want) {
 		t.Errorf("plan %v, want %v", got, want)
 	}
-	if got := cfg.copyTokens(); got != 157364 {
-		t.Errorf("copy tokens %d, want 157,364", got)
+	if got := cfg.copyTokens(); got != 157748 {
+		t.Errorf("copy tokens %d, want 157,748", got)
 	}
 	cfg.RopeScaling = "yarn"
 	if cfg.copyPlan(CopyProbeLen) != nil || cfg.copyTokens() != 0 {
 		t.Errorf("a probe under an inference-time RoPE extension")
 	}
 	if small := NewConfig("rope", "test", 8, []int{1, 8}, 2, 1); small.copyPlan(CopyProbeLen) != nil {
-		t.Errorf("a probe at L_max = 64, where no gap of 16 fits beside two strings of 32")
+		t.Errorf("a probe at L_max = 64, where no gap of 16 fits beside three strings of 32")
+	}
+	// L_max = 3m + 33 is the shortest with a probe: its longest gap holds
+	// R; one less and neither it nor a gap of 16 with R before fits.
+	edge := Config{CopyProbe: true, Context: 3*CopyProbeLen + 33, Multipliers: []int{1}}
+	if p := edge.copyPlan(CopyProbeLen); len(p) != 2 || p[1].d != CopyProbeLen+32 || !controlInGap(p[1].d, CopyProbeLen) {
+		t.Errorf("at L_max = 3m + 33 the plan %v, want the gaps 16 and m + 32", p)
+	}
+	edge.Context--
+	if p := edge.copyPlan(CopyProbeLen); p != nil {
+		t.Errorf("at L_max = 3m + 32 the plan %v, want none", p)
 	}
 }
 
 // TestCopyLayout: in every sequence the probes lie one after another
-// within L_max, each string is new and free of the end-of-document id,
-// its second copy equals its first, and its gap is exactly d tokens of
-// held-out text, no two gaps sharing a token; two calls give the same
-// bytes.
+// within L_max; each string (S and its control R) is new and free of the
+// end-of-document id; S's second copy equals its first, d tokens after
+// it; R ends copyControlLead tokens before the second copy when d >= m +
+// 32, else before the first copy; every other token is held-out text,
+// read in order, no two probes sharing a token; two calls give the same
+// bytes. A control that reuses S (copyBroken "reuse") fails.
 func TestCopyLayout(t *testing.T) {
 	ds, cfg, m := copyDataset(t), copyTestConfig(), copyTestM
 	seqs, err := copyLayout(ds, cfg, 257, m)
@@ -82,60 +96,102 @@ func TestCopyLayout(t *testing.T) {
 	if !bytes.Equal(a, b) {
 		t.Errorf("two layouts differ")
 	}
-	plan := cfg.copyPlan(m)
-	if len(seqs) != len(plan) || len(plan) != 7 || plan[0] != (copyGapPlan{16, 8}) || plan[len(plan)-1] != (copyGapPlan{1024 - 2*m - 1, 1}) {
-		t.Fatalf("%d sequences for the plan %v", len(seqs), plan)
-	}
 	held, err := ds.Tokens(shards.SplitHeldOut)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if errs := layoutErrors(seqs, cfg, held, m); len(errs) > 0 {
+		t.Errorf("%d faults, the first: %s", len(errs), errs[0])
+	}
+
+	copyBroken = "reuse"
+	defer func() { copyBroken = "" }()
+	broken, err := copyLayout(ds, cfg, 257, m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(layoutErrors(broken, cfg, held, m)) == 0 {
+		t.Errorf("a control string that is S again passes: the check cannot fail")
+	}
+}
+
+// layoutErrors checks the layout against the plan and the spec: the
+// positions of the copies and of R are computed here from d, not read
+// from the probes.
+func layoutErrors(seqs []copySeq, cfg Config, held *shards.Tokens, m int) []string {
+	var errs []string
+	fail := func(format string, a ...any) { errs = append(errs, fmt.Sprintf(format, a...)) }
+	plan := cfg.copyPlan(m)
+	if len(seqs) != len(plan) || len(plan) != 7 || plan[0] != (copyGapPlan{16, 8}) || plan[len(plan)-1] != (copyGapPlan{1024 - 2*m - 1, 1}) {
+		return []string{fmt.Sprintf("%d sequences for the plan %v", len(seqs), plan)}
 	}
 	n := held.Len()
 	used := make([]bool, n)
 	var strs [][]int32
 	for k, seq := range seqs {
 		d := plan[k].d
-		if seq.d != d || len(seq.probes) != plan[k].probes || len(seq.tokens) != plan[k].probes*(2*m+d) || len(seq.tokens)-1 > cfg.longest() {
-			t.Fatalf("gap %d: %d tokens, %d probes; the plan says %v (L_max %d)", seq.d, len(seq.tokens), len(seq.probes), plan[k], cfg.longest())
+		per := 2*m + d // S, the gap (R inside), S
+		if d < m+32 {
+			per += m + 16 // R and 16 tokens of text before the first copy
+		}
+		if seq.d != d || len(seq.probes) != plan[k].probes || len(seq.tokens) != plan[k].probes*per || len(seq.tokens)-1 > cfg.longest() {
+			fail("gap %d: %d tokens, %d probes; the plan says %v (L_max %d)", seq.d, len(seq.tokens), len(seq.probes), plan[k], cfg.longest())
+			continue
 		}
 		for i, p := range seq.probes {
-			if p.start != i*(2*m+d) {
-				t.Errorf("gap %d probe %d starts at %d, not right after the one before (%d)", d, i, p.start, i*(2*m+d))
+			begin := i * per
+			start, control := begin, begin+m+d-16-m // R ends 16 tokens before the second copy
+			if d < m+32 {
+				control, start = begin, begin+m+16 // R, 16 tokens, then S
 			}
-			s := seq.tokens[p.start : p.start+m]
-			if !slices.Equal(s, seq.tokens[p.start+m+d:p.start+2*m+d]) {
-				t.Errorf("gap %d probe %d: the second copy differs from the first", d, i)
+			second := start + m + d
+			if p.begin != begin || p.start != start || p.control != control {
+				fail("gap %d probe %d: begins at %d, S at %d, R at %d; want %d, %d, %d", d, i, p.begin, p.start, p.control, begin, start, control)
+				continue
 			}
-			for _, x := range s {
+			s, r := seq.tokens[start:start+m], seq.tokens[control:control+m]
+			if !slices.Equal(s, seq.tokens[second:second+m]) {
+				fail("gap %d probe %d: the second copy differs from the first", d, i)
+			}
+			for _, x := range slices.Concat(s, r) {
 				if x == held.EOT() || x < 0 || x >= 257 {
-					t.Errorf("gap %d probe %d: token %d in the string", d, i, x)
+					fail("gap %d probe %d: token %d in a string", d, i, x)
 				}
 			}
-			for _, o := range strs {
-				if slices.Equal(o, s) {
-					t.Errorf("gap %d probe %d reuses an earlier string", d, i)
+			for _, str := range [][]int32{s, r} {
+				if slices.ContainsFunc(strs, func(o []int32) bool { return slices.Equal(o, str) }) {
+					fail("gap %d probe %d reuses an earlier string", d, i)
 				}
+				strs = append(strs, str)
 			}
-			strs = append(strs, s)
-			for j := range d {
-				pos := (p.gapAt + int64(j)) % n
+			j := 0 // the probe's text tokens so far
+			for q := begin; q < begin+per; q++ {
+				if (q >= start && q < start+m) || (q >= second && q < second+m) || (q >= control && q < control+m) {
+					continue
+				}
+				pos := (p.textAt + int64(j)) % n
+				j++
 				if used[pos] {
-					t.Errorf("gap %d probe %d: held-out token %d is in another gap too", d, i, pos)
+					fail("gap %d probe %d: held-out token %d is in another probe too", d, i, pos)
 				}
 				used[pos] = true
-				if got := seq.tokens[p.start+m+j]; got != held.At(pos) {
-					t.Fatalf("gap %d probe %d, gap token %d: %d, the held-out text has %d", d, i, j, got, held.At(pos))
+				if got := seq.tokens[q]; got != held.At(pos) {
+					fail("gap %d probe %d, token %d: %d, the held-out text has %d", d, i, q, got, held.At(pos))
 				}
+			}
+			if j != per-3*m {
+				fail("gap %d probe %d: %d tokens of text, want %d", d, i, j, per-3*m)
 			}
 		}
 	}
+	return errs
 }
 
 // fmtSeqs is a layout in exported fields, for its JSON bytes.
 func fmtSeqs(seqs []copySeq) any {
 	type probe struct {
-		Index, Start int
-		GapAt        int64
+		Index, Begin, Start, Control int
+		TextAt                       int64
 	}
 	type seq struct {
 		D      int
@@ -146,64 +202,89 @@ func fmtSeqs(seqs []copySeq) any {
 	for _, s := range seqs {
 		o := seq{D: s.d, Tokens: s.tokens}
 		for _, p := range s.probes {
-			o.Probes = append(o.Probes, probe{p.index, p.start, p.gapAt})
+			o.Probes = append(o.Probes, probe{p.index, p.begin, p.start, p.control, p.textAt})
 		}
 		out = append(out, o)
 	}
 	return out
 }
 
+// copyRef is a reference's gains at one gap, raw and controlled.
+type copyRef struct{ raw, control []float64 }
+
 // referenceGains scores each packed sequence with LogProbs once and
 // averages the losses of each copy's tokens 2..m by direct indexing: the
-// token at position p is predicted at p-1.
-func referenceGains(t *testing.T, m *nativeeval.Model, seqs []copySeq, M int) [][]float64 {
+// token at position p is predicted at p-1. The control string's loss is
+// scored directly, by a pass of its own over the sequence up to R's last
+// token, R placed by the spec (16 tokens before the second copy when d >=
+// m + 32, else 16 before the first), not read from the layout.
+func referenceGains(t *testing.T, m *nativeeval.Model, seqs []copySeq, M int) []copyRef {
 	t.Helper()
-	var out [][]float64
-	for _, seq := range seqs {
-		N := len(seq.tokens)
-		res, err := m.LogProbs(context.Background(), seq.tokens[:N-1], seq.tokens[1:], nativeeval.Options{})
+	logProbs := func(tokens []int32) []float64 {
+		res, err := m.LogProbs(context.Background(), tokens[:len(tokens)-1], tokens[1:], nativeeval.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		var gains []float64
+		return res.LogProbs
+	}
+	var out []copyRef
+	for _, seq := range seqs {
+		lp := logProbs(seq.tokens)
+		var ref copyRef
 		for _, p := range seq.probes {
-			var first, second float64
-			for j := 1; j < M; j++ {
-				first += -float64(res.LogProbs[p.start+j-1])
-				second += -float64(res.LogProbs[p.start+M+seq.d+j-1])
+			second := p.start + M + seq.d
+			control := second - 16 - M
+			if seq.d < M+32 {
+				control = p.start - 16 - M
 			}
-			gains = append(gains, (first-second)/float64(M-1))
+			direct := logProbs(seq.tokens[:control+M])
+			var first, sec, ctl float64
+			for j := 1; j < M; j++ {
+				first += -lp[p.start+j-1]
+				sec += -lp[second+j-1]
+				ctl += -direct[control+j-1]
+			}
+			ref.raw = append(ref.raw, (first-sec)/float64(M-1))
+			ref.control = append(ref.control, (ctl-sec)/float64(M-1))
 		}
-		out = append(out, gains)
+		out = append(out, ref)
 	}
 	return out
 }
 
-// gainsDiffer is the largest difference between the probe's gains and the
-// reference's.
-func gainsDiffer(t *testing.T, cp *CopyProbe, ref [][]float64) float64 {
+// gainsDiffer is the largest difference between the probe's raw and
+// controlled gains and the reference's.
+func gainsDiffer(t *testing.T, cp *CopyProbe, ref []copyRef) (raw, control float64) {
 	t.Helper()
 	if len(cp.Gaps) != len(ref) {
 		t.Fatalf("%d gaps, the reference has %d", len(cp.Gaps), len(ref))
 	}
-	var worst float64
 	for k, g := range cp.Gaps {
-		if len(g.Gain) != len(ref[k]) || g.Probes != len(ref[k]) {
-			t.Fatalf("gap %d: %d gains, the reference has %d", g.D, len(g.Gain), len(ref[k]))
+		if len(g.Gain) != len(ref[k].raw) || len(g.ControlGain) != len(ref[k].raw) || g.Probes != len(ref[k].raw) {
+			t.Fatalf("gap %d: %d gains and %d controlled, the reference has %d", g.D, len(g.Gain), len(g.ControlGain), len(ref[k].raw))
 		}
 		for i, v := range g.Gain {
-			worst = math.Max(worst, math.Abs(v-ref[k][i]))
+			raw = math.Max(raw, math.Abs(v-ref[k].raw[i]))
+			control = math.Max(control, math.Abs(g.ControlGain[i]-ref[k].control[i]))
 			if d := g.FirstLoss[i] - g.SecondLoss[i]; d != v {
 				t.Errorf("gap %d probe %d: gain %v, first - second loss %v", g.D, i, v, d)
 			}
+			if d := g.ControlLoss[i] - g.SecondLoss[i]; d != g.ControlGain[i] {
+				t.Errorf("gap %d probe %d: controlled gain %v, control - second loss %v", g.D, i, g.ControlGain[i], d)
+			}
+		}
+		if g.MeanGain != stats.Mean(g.Gain) || g.MeanControlGain != stats.Mean(g.ControlGain) {
+			t.Errorf("gap %d: means %v and %v of the gains %v and %v", g.D, g.MeanGain, g.MeanControlGain, g.Gain, g.ControlGain)
 		}
 	}
-	return worst
+	return raw, control
 }
 
 // TestCopyGainsMatchReference: the gains of the packed passes equal a
-// direct float64 sum over the same packed passes' log-probs; a second
-// copy's span shifted by one (copyBroken) disagrees.
+// direct float64 sum over the same packed passes' log-probs, and the
+// controlled gains one over a direct pass up to the control string; a
+// second copy's span shifted by one (copyBroken "offset") and a control's
+// shifted by one ("control") disagree.
 func TestCopyGainsMatchReference(t *testing.T) {
 	ds, cfg, M := copyDataset(t), copyTestConfig(), copyTestM
 	m := tinyModel(t, cfg.Context)
@@ -217,8 +298,8 @@ func TestCopyGainsMatchReference(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if worst := gainsDiffer(t, cp, ref); worst > 1e-9 {
-		t.Errorf("gains differ from the reference by up to %.3g nats", worst)
+	if raw, control := gainsDiffer(t, cp, ref); raw > 1e-9 || control > 1e-9 {
+		t.Errorf("gains differ from the reference by up to %.3g nats, controlled gains by %.3g", raw, control)
 	}
 	if int64(tokens) != cp.Tokens || cp.M != M {
 		t.Errorf("progress counted %d tokens, the probe %d; m %d", tokens, cp.Tokens, cp.M)
@@ -233,20 +314,28 @@ func TestCopyGainsMatchReference(t *testing.T) {
 		t.Errorf("two runs give different JSON")
 	}
 
-	copyBroken = "offset"
 	defer func() { copyBroken = "" }()
-	broken, err := copyGains(context.Background(), seqs, M, modelLosses(m), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if worst := gainsDiffer(t, broken, ref); worst < 1e-3 {
-		t.Errorf("the second copy's span off by one agrees with the reference (%.3g): the comparison cannot fail", worst)
+	for _, mut := range []struct{ name, what string }{{"offset", "the second copy's span"}, {"control", "the control string's span"}} {
+		copyBroken = mut.name
+		broken, err := copyGains(context.Background(), seqs, M, modelLosses(m), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw, control := gainsDiffer(t, broken, ref)
+		if worst := max(raw, control); worst < 1e-3 {
+			t.Errorf("%s off by one agrees with the reference (%.3g): the comparison cannot fail", mut.what, worst)
+		}
+		t.Logf("%s off by one: worst differences %.3g (raw), %.3g (controlled)", mut.what, raw, control)
+		if mut.name == "control" && raw > 1e-9 {
+			t.Errorf("the control's mutation moves the raw gain (%.3g)", raw)
+		}
 	}
 }
 
 // TestCopyGainsFakeScores: a scorer whose loss is 1 nat lower on every
 // second copy's tokens 2..m gives a gain of exactly 1 on every probe; one
-// that is the same on both copies gives 0.
+// that is the same on both copies gives 0; a control string's loss 0.25
+// above the first copy's adds 0.25 to the controlled gain.
 func TestCopyGainsFakeScores(t *testing.T) {
 	ds, cfg, M := copyDataset(t), copyTestConfig(), copyTestM
 	seqs, err := copyLayout(ds, cfg, 257, M)
@@ -269,6 +358,7 @@ func TestCopyGainsFakeScores(t *testing.T) {
 				first, second := p.start, p.start+M+seq.d
 				for j := 1; j < M; j++ {
 					loss[second+j-1] = loss[first+j-1] - tc.lower
+					loss[p.control+j-1] = loss[first+j-1] + 0.25
 				}
 			}
 			return loss, nil
@@ -279,23 +369,24 @@ func TestCopyGainsFakeScores(t *testing.T) {
 		}
 		for _, g := range cp.Gaps {
 			for i, v := range g.Gain {
-				if math.Abs(v-tc.lower) > 1e-12 {
-					t.Errorf("%s: gap %d probe %d: gain %v, want %v", tc.name, g.D, i, v, tc.lower)
+				if math.Abs(v-tc.lower) > 1e-12 || math.Abs(g.ControlGain[i]-tc.lower-0.25) > 1e-12 {
+					t.Errorf("%s: gap %d probe %d: gain %v, controlled %v; want %v and %v", tc.name, g.D, i, v, g.ControlGain[i], tc.lower, tc.lower+0.25)
 				}
 			}
-			if math.Abs(g.MeanGain-tc.lower) > 1e-12 {
-				t.Errorf("%s: gap %d: mean gain %v, want %v", tc.name, g.D, g.MeanGain, tc.lower)
+			if math.Abs(g.MeanGain-tc.lower) > 1e-12 || math.Abs(g.MeanControlGain-tc.lower-0.25) > 1e-12 {
+				t.Errorf("%s: gap %d: mean gain %v, controlled %v", tc.name, g.D, g.MeanGain, g.MeanControlGain)
 			}
 		}
 	}
 }
 
 // TestCopyProbeInEvaluate: evaluate records the probe (m = 32; at L_max
-// = 128 the gaps 16, 32 and 63, one probe each), counts its tokens into
-// the progress, and gives the same bytes twice.
+// = 256 the gaps 16 (2 probes, R before the first copy), 32 (R before),
+// 64, 128 and 191 (R inside), one probe each), with the controlled gains,
+// counts its tokens into the progress, and gives the same bytes twice.
 func TestCopyProbeInEvaluate(t *testing.T) {
 	ds := prefixDataset(t)
-	cfg := NewConfig("random-qk", "test", 16, []int{1, 2, 4, 8}, 2, 3)
+	cfg := NewConfig("random-qk", "test", 16, []int{1, 2, 4, 8, 16}, 2, 3)
 	a := modelspec.Config{Variant: "random-qk", Profile: "test", Vocab: 257, DModel: 32, Layers: 2, Heads: 2, DHidden: 48, Context: 16}.Arch()
 	set := weightstest.RandomSet(t, a, 7)
 	var runs [][]byte
@@ -310,10 +401,17 @@ func TestCopyProbeInEvaluate(t *testing.T) {
 			t.Errorf("progress ends at %d (returned %d) of %d tokens", last, done, total)
 		}
 		c := res.Copy
-		if c == nil || c.M != CopyProbeLen || len(c.Gaps) != 3 || c.Gaps[0].D != 16 || c.Gaps[1].D != 32 || c.Gaps[2].D != 63 || c.Tokens != cfg.copyTokens() {
-			t.Fatalf("copy probe %+v", c)
+		var ds, probes []int
+		for _, g := range c.Gaps {
+			ds, probes = append(ds, g.D), append(probes, g.Probes)
+			if len(g.ControlGain) != g.Probes || len(g.ControlLoss) != g.Probes {
+				t.Errorf("gap %d: %d probes, %d controlled gains", g.D, g.Probes, len(g.ControlGain))
+			}
 		}
-		if res.Format != 4 {
+		if c == nil || c.M != CopyProbeLen || !slices.Equal(ds, []int{16, 32, 64, 128, 191}) || !slices.Equal(probes, []int{2, 1, 1, 1, 1}) || c.Tokens != cfg.copyTokens() {
+			t.Fatalf("copy probe %+v: gaps %v, probes %v", c, ds, probes)
+		}
+		if res.Format != 5 {
 			t.Errorf("format %d", res.Format)
 		}
 		b, err := json.Marshal(res)

@@ -18,8 +18,10 @@ import (
 // before).
 //
 // 4 added Result.Mechanism (the mechanism probe) and Result.Copy (the
-// copy probe, copyprobe.go).
-const FormatVersion = 4
+// copy probe, copyprobe.go). 5 added the copy probe's control string
+// (CopyGap.ControlLoss and ControlGain; R takes m of the gap's tokens at
+// d >= m + 32, so that a format 4 probe's gap held other text).
+const FormatVersion = 5
 
 // Result is the content of eval.json.
 type Result struct {

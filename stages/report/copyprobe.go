@@ -9,13 +9,19 @@ import (
 	"routebench/stats"
 )
 
-// The copy probe (evaluate's CopyProbe, eval.json format 4): per variant
-// and gap d, the mean copy gain. With 3 or more seeds the interval is a t
-// interval over seeds of each seed's mean over its probes (the probes are
-// the same strings and text for every model of a seed, and too few at
-// the long gaps, 1 at the longest, for an interval over probes); with
-// fewer seeds there is no interval, and the cell gives the range of the
-// probes' gains instead.
+// The copy probe (evaluate's CopyProbe, eval.json format 4; its control
+// string from format 5): per variant and gap d, the mean controlled gain
+// (the control string's loss minus the second copy's: the headline, since
+// both sit at nearly the same position, so that the loss's own dependence
+// on position cancels) and beside it the raw gain (the first copy's loss
+// minus the second's, as before the control). With 3 or more seeds each
+// interval is a t interval over seeds of each seed's mean over its probes
+// (the probes are the same strings and text for every model of a seed,
+// and too few at the long gaps, 1 at the longest, for an interval over
+// probes); with fewer seeds there is no interval, and the cell gives the
+// range of the probes' gains instead. A result without the control
+// (format 4) has no controlled gain: "-" in the table, no point in the
+// plot.
 
 // PlotCopyProbe is the copy probe's plot, relative to the output.
 const PlotCopyProbe = "results/copy_gain.png"
@@ -23,12 +29,19 @@ const PlotCopyProbe = "results/copy_gain.png"
 // copySeedsForT is the fewest seeds for an interval over seeds.
 const copySeedsForT = 3
 
+// copyStat is one gain (raw or controlled) of a variant at one gap.
+type copyStat struct {
+	est      stats.Estimate // the t interval over seeds (Covers "seeds"), or the mean with NaN bounds
+	min, max float64        // the range of the probes' gains (fewer than copySeedsForT seeds)
+	ok       bool           // false: some seed's result has no such gain (the control before format 5)
+}
+
 // copyCell is one variant at one gap.
 type copyCell struct {
 	d, probes int // probes per seed
 	seeds     int
-	gain      stats.Estimate // the t interval over seeds (Covers "seeds"), or the mean with NaN bounds
-	min, max  float64        // the range of the probes' gains (fewer than copySeedsForT seeds)
+	raw       copyStat // first copy - second copy
+	control   copyStat // control string - second copy
 }
 
 // copyRow is one variant's cells, in gap order.
@@ -37,13 +50,35 @@ type copyRow struct {
 	cells   []copyCell
 }
 
-// copyGains estimates every variant's gain at every gap; variants without
-// a probe (before format 4, or an inference-time RoPE extension) are left
-// out.
+// copyStatOf estimates one gain over the runs (each seed's per-probe
+// gains); not ok when a run lacks it.
+func copyStatOf(runs [][]float64) copyStat {
+	c := copyStat{min: math.Inf(1), max: math.Inf(-1), ok: true}
+	var means, all []float64
+	for _, gains := range runs {
+		if len(gains) == 0 {
+			return copyStat{}
+		}
+		means = append(means, stats.Mean(gains))
+		all = append(all, gains...)
+		c.min, c.max = math.Min(c.min, slices.Min(gains)), math.Max(c.max, slices.Max(gains))
+	}
+	if len(runs) >= copySeedsForT {
+		c.est = stats.SeedsT(means)
+		c.est.Covers = "seeds"
+	} else {
+		c.est = stats.Estimate{Mean: stats.Mean(all), SE: math.NaN(), Lo: math.NaN(), Hi: math.NaN()}
+	}
+	return c
+}
+
+// copyGains estimates every variant's raw and controlled gain at every
+// gap; variants without a probe (before format 4, or an inference-time
+// RoPE extension) are left out.
 func copyGains(vs []*variantData) []copyRow {
 	var out []copyRow
 	for _, g := range byVariant(vs) {
-		perGap := map[int][][]float64{} // d -> each seed's gains
+		raw, control := map[int][][]float64{}, map[int][][]float64{} // d -> each seed's gains
 		var ds []int
 		for _, r := range g.evals {
 			if r.Copy == nil {
@@ -53,30 +88,18 @@ func copyGains(vs []*variantData) []copyRow {
 				if len(cg.Gain) == 0 {
 					continue
 				}
-				if _, ok := perGap[cg.D]; !ok {
+				if _, ok := raw[cg.D]; !ok {
 					ds = append(ds, cg.D)
 				}
-				perGap[cg.D] = append(perGap[cg.D], cg.Gain)
+				raw[cg.D] = append(raw[cg.D], cg.Gain)
+				control[cg.D] = append(control[cg.D], cg.ControlGain)
 			}
 		}
 		slices.Sort(ds)
 		row := copyRow{variant: g.variant}
 		for _, d := range ds {
-			runs := perGap[d]
-			c := copyCell{d: d, probes: len(runs[0]), seeds: len(runs), min: math.Inf(1), max: math.Inf(-1)}
-			var means, all []float64
-			for _, gains := range runs {
-				means = append(means, stats.Mean(gains))
-				all = append(all, gains...)
-				c.min, c.max = math.Min(c.min, slices.Min(gains)), math.Max(c.max, slices.Max(gains))
-			}
-			if len(runs) >= copySeedsForT {
-				c.gain = stats.SeedsT(means)
-				c.gain.Covers = "seeds"
-			} else {
-				c.gain = stats.Estimate{Mean: stats.Mean(all), SE: math.NaN(), Lo: math.NaN(), Hi: math.NaN()}
-			}
-			row.cells = append(row.cells, c)
+			runs := raw[d]
+			row.cells = append(row.cells, copyCell{d: d, probes: len(runs[0]), seeds: len(runs), raw: copyStatOf(runs), control: copyStatOf(control[d])})
 		}
 		if len(row.cells) > 0 {
 			out = append(out, row)
@@ -95,13 +118,17 @@ func copyM(vs []*variantData) int {
 	return 0
 }
 
-// copyCellText is a cell: the mean with its interval over seeds, or the
-// mean with the probes' range.
-func copyCellText(c copyCell) string {
-	if c.seeds >= copySeedsForT {
-		return estimateText(c.gain)
+// copyCellText is one gain of a cell: the mean with its interval over
+// seeds, or the mean with the probes' range; "-" when it was not
+// recorded.
+func copyCellText(c copyCell, s copyStat) string {
+	if !s.ok {
+		return "-"
 	}
-	return fmt.Sprintf("%.3f (%.3f to %.3f)", c.gain.Mean, c.min, c.max)
+	if c.seeds >= copySeedsForT {
+		return estimateText(s.est)
+	}
+	return fmt.Sprintf("%.3f (%.3f to %.3f)", s.est.Mean, s.min, s.max)
 }
 
 // renderCopyProbe writes the copy probe's table and links its plot.
@@ -111,11 +138,14 @@ func renderCopyProbe(b *strings.Builder, vs []*variantData) {
 		return
 	}
 	fmt.Fprintf(b, "### Copy probe\n\n"+
-		"Zero-shot retrieval: a random string S of m = %d tokens, then d tokens of held-out text, then S again; "+
-		"copy gain = mean loss over the first copy's tokens 2..m - mean loss over the second copy's tokens 2..m (nats per token; the first token of a copy is unpredictable in both). "+
+		"Zero-shot retrieval: a random string S of m = %d tokens, then a gap of d tokens of held-out text, then S again; "+
+		"a control string R of m tokens, never repeated, sits in the gap 16 tokens of text before the second copy (at gaps under m + 32: 16 tokens before the first copy). "+
+		"The headline is the controlled gain = mean loss over R's tokens 2..m - mean loss over the second copy's tokens 2..m: R and the second copy sit at nearly the same position, "+
+		"so that the loss's own dependence on position (a model past its training length predicting near uniformly scores random tokens better by itself) cancels. "+
+		"Beside it, the raw gain = mean loss over the first copy's tokens 2..m - the second copy's, which mixes that effect in at long gaps (nats per token; the first token of a string is unpredictable, so left out). "+
 		"A large gain: the model retrieves S from about d tokens back; 0: it does not. The probes of one gap share one forward pass; the column heads give d and the probes per seed. "+
 		"Cells: the mean gain over seeds and probes, with the %s t interval over seeds (each seed's mean over its probes) where the variant has %d or more seeds, "+
-		"otherwise the mean over its probes with their range in parentheses.\n\n", m, confidenceText, copySeedsForT)
+		"otherwise the mean over its probes with their range in parentheses; - : no control recorded (eval.json before format 5).\n\n", m, confidenceText, copySeedsForT)
 	var cols []copyCell // every gap any variant has, in order
 	for _, r := range rows {
 		for _, c := range r.cells {
@@ -125,43 +155,60 @@ func renderCopyProbe(b *strings.Builder, vs []*variantData) {
 		}
 	}
 	slices.SortFunc(cols, func(a, b copyCell) int { return a.d - b.d })
-	b.WriteString("| variant | seeds |")
+	b.WriteString("| variant | seeds | gain |")
 	for _, c := range cols {
 		fmt.Fprintf(b, " d = %d (%d) |", c.d, c.probes)
 	}
-	b.WriteString("\n|---|---|" + strings.Repeat("---|", len(cols)) + "\n")
+	b.WriteString("\n|---|---|---|" + strings.Repeat("---|", len(cols)) + "\n")
 	for _, r := range rows {
-		fmt.Fprintf(b, "| %s | %d seed%s |", r.variant, r.cells[0].seeds, plural(r.cells[0].seeds))
-		for _, c := range cols {
-			k := slices.IndexFunc(r.cells, func(x copyCell) bool { return x.d == c.d })
-			if k < 0 {
-				b.WriteString(" - |")
-				continue
+		for _, kind := range []struct {
+			name string
+			stat func(copyCell) copyStat
+		}{{"**controlled**", func(c copyCell) copyStat { return c.control }}, {"raw", func(c copyCell) copyStat { return c.raw }}} {
+			fmt.Fprintf(b, "| %s | %d seed%s | %s |", r.variant, r.cells[0].seeds, plural(r.cells[0].seeds), kind.name)
+			for _, c := range cols {
+				k := slices.IndexFunc(r.cells, func(x copyCell) bool { return x.d == c.d })
+				if k < 0 {
+					b.WriteString(" - |")
+					continue
+				}
+				fmt.Fprintf(b, " %s |", copyCellText(r.cells[k], kind.stat(r.cells[k])))
 			}
-			fmt.Fprintf(b, " %s |", copyCellText(r.cells[k]))
+			b.WriteString("\n")
 		}
-		b.WriteString("\n")
 	}
-	fmt.Fprintf(b, "\n![copy gain vs gap](%s)\n\n", PlotCopyProbe)
+	fmt.Fprintf(b, "\n![copy gain vs gap: controlled (left), raw (right)](%s)\n\n", PlotCopyProbe)
 }
 
 // copyProbePlot: the mean gain against d (log2) per variant, coloured by
-// family; the bars are the interval over seeds, or the probes' range with
-// fewer seeds.
+// family, in two panels on one y scale: the controlled gain (left, the
+// headline) and the raw gain (right); the bars are the interval over
+// seeds, or the probes' range with fewer seeds. A gap without a
+// controlled gain has no point on the left.
 func copyProbePlot(vs []*variantData, path string) error {
 	rows := copyGains(vs)
 	if len(rows) == 0 {
 		return nil
 	}
-	series := familySeries(rows, func(r copyRow) string { return r.variant }, func(r copyRow, s *Series) {
-		for _, c := range r.cells {
-			lo, hi := c.gain.Lo, c.gain.Hi
-			if c.seeds < copySeedsForT {
-				lo, hi = c.min, c.max
+	panel := func(stat func(copyCell) copyStat) []Series {
+		return familySeries(rows, func(r copyRow) string { return r.variant }, func(r copyRow, s *Series) {
+			for _, c := range r.cells {
+				st := stat(c)
+				if !st.ok {
+					continue
+				}
+				lo, hi := st.est.Lo, st.est.Hi
+				if c.seeds < copySeedsForT {
+					lo, hi = st.min, st.max
+				}
+				s.X, s.Y = append(s.X, math.Log2(float64(c.d))), append(s.Y, st.est.Mean)
+				s.Lo, s.Hi = append(s.Lo, lo), append(s.Hi, hi)
 			}
-			s.X, s.Y = append(s.X, math.Log2(float64(c.d))), append(s.Y, c.gain.Mean)
-			s.Lo, s.Hi = append(s.Lo, lo), append(s.Hi, hi)
-		}
+		})
+	}
+	const x, y = "gap d between the copies (tokens, log scale)", "copy gain (nats/token)"
+	return IntervalPanels(path, []Panel{
+		{Title: "Copy probe, controlled: control string - second copy", X: x, Y: y, Ticks: log2Ticks{}, Series: panel(func(c copyCell) copyStat { return c.control })},
+		{Title: "Copy probe, raw: first copy - second copy", X: x, Y: y, Ticks: log2Ticks{}, Series: panel(func(c copyCell) copyStat { return c.raw })},
 	})
-	return IntervalPlot(path, "Copy probe: first-copy loss - second-copy loss", "gap d between the copies (tokens, log scale)", "copy gain (nats/token)", log2Ticks{}, series)
 }

@@ -472,8 +472,8 @@ func mechanismPlots(vs []*variantData, dir string) error {
 // the per-window far mass, far coherence and bound (each with its mean
 // over windows and t interval), the route window n* (median over layers,
 // heads and pairs; -1 when not found by the longest route) and the copy
-// probe's per-probe gains by gap (L is the gap d there; window is the
-// probe).
+// probe's per-probe raw and controlled gains by gap (L is the gap d
+// there; window is the probe).
 func appendMechanism(out []tidyRow, base tidyRow, r *evaluate.Result) []tidyRow {
 	if m := r.Mechanism; m != nil {
 		for _, ml := range m.Lengths {
@@ -501,6 +501,9 @@ func appendMechanism(out []tidyRow, base tidyRow, r *evaluate.Result) []tidyRow 
 			b := base
 			b.L = g.D
 			out = appendWindowed(out, b, "copy_gain", g.Gain)
+			if len(g.ControlGain) > 0 { // format 5 on
+				out = appendWindowed(out, b, "copy_gain_controlled", g.ControlGain)
+			}
 		}
 	}
 	return out

@@ -87,17 +87,21 @@ func TestClaimsV4M(t *testing.T) {
 // window and as the mean with its interval.
 func TestTidyMechanism(t *testing.T) {
 	r := mechRun(rand.New(rand.NewPCG(1, 1)), "random-qk", func(int) float64 { return 0.5 }, func(int) float64 { return 0.4 })
-	r.Copy = &evaluate.CopyProbe{Gaps: []evaluate.CopyGap{{D: 64, Gain: []float64{0.1, 0.3}}}}
+	r.Copy = &evaluate.CopyProbe{Gaps: []evaluate.CopyGap{{D: 64, Gain: []float64{0.1, 0.3}, ControlGain: []float64{0.05, 0.15}}, {D: 128, Gain: []float64{0.4}}}}
 	rows := appendMechanism(nil, tidyRow{Variant: "random-qk", Window: -1}, r)
 	count := map[string]int{}
 	for _, x := range rows {
 		count[x.Metric]++
-		if x.Metric == "copy_gain" && x.Window == -1 && (x.L != 64 || math.Abs(x.Value-0.2) > 1e-12) {
+		if x.Metric == "copy_gain" && x.Window == -1 && x.L == 64 && math.Abs(x.Value-0.2) > 1e-12 {
 			t.Errorf("copy gain row %+v, want the mean 0.2 at gap 64", x)
 		}
+		if x.Metric == "copy_gain_controlled" && (x.L != 64 || x.Window == -1 && math.Abs(x.Value-0.1) > 1e-12 || x.Window == 1 && x.Value != 0.15) {
+			t.Errorf("controlled copy gain row %+v, want the mean 0.1 and probe 1 at 0.15 at gap 64", x)
+		}
 	}
-	// 4 lengths past T with 8 windows: 4 x (1 mean + 8 windows); none at T
-	if count["far_mass_probe"] != 4*9 || count["copy_gain"] != 3 {
+	// 4 lengths past T with 8 windows: 4 x (1 mean + 8 windows); none at T.
+	// The gap 128 has no control (format 4): raw rows only.
+	if count["far_mass_probe"] != 4*9 || count["copy_gain"] != 3+2 || count["copy_gain_controlled"] != 3 {
 		t.Errorf("rows by metric %v", count)
 	}
 }

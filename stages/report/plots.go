@@ -4,11 +4,14 @@ import (
 	"fmt"
 	"image/color"
 	"math"
+	"os"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
 )
 
 // Plot files, relative to the report's output directory.
@@ -88,14 +91,71 @@ type Series struct {
 // as error bars, one colour and marker per series, into a PNG at path.
 // ticks labels the x axis (nil: plain numbers).
 func IntervalPlot(path, title, xLabel, yLabel string, ticks plot.Ticker, series []Series) error {
-	p := newPlot(title, xLabel, yLabel)
-	if ticks != nil {
-		p.X.Tick.Marker = ticks
+	p, err := intervalPanel(Panel{Title: title, X: xLabel, Y: yLabel, Ticks: ticks, Series: series})
+	if err != nil {
+		return err
 	}
-	if l, ok := ticks.(LabelTicks); ok {
+	return p.Save(7*vg.Inch, 4.5*vg.Inch, path)
+}
+
+// Panel is one plot of IntervalPanels: IntervalPlot's arguments but the
+// path.
+type Panel struct {
+	Title, X, Y string
+	Ticks       plot.Ticker
+	Series      []Series
+}
+
+// IntervalPanels draws the panels side by side, each as IntervalPlot
+// would, on one y scale (so that heights compare across panels), into a
+// PNG at path. A series without points is left out of its panel (its
+// marker stays the one of its place in the list, as in the other panels).
+func IntervalPanels(path string, panels []Panel) error {
+	row := make([]*plot.Plot, len(panels))
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for k, pn := range panels {
+		p, err := intervalPanel(pn)
+		if err != nil {
+			return fmt.Errorf("panel %q: %w", pn.Title, err)
+		}
+		row[k] = p
+		lo, hi = math.Min(lo, p.Y.Min), math.Max(hi, p.Y.Max)
+	}
+	for _, p := range row {
+		if lo <= hi {
+			p.Y.Min, p.Y.Max = lo, hi
+		}
+	}
+	const tileW, tileH = 7 * vg.Inch, 4.5 * vg.Inch
+	img := vgimg.New(tileW*vg.Length(len(row)), tileH)
+	canvases := plot.Align([][]*plot.Plot{row}, draw.Tiles{Rows: 1, Cols: len(row), PadX: vg.Points(18), PadTop: vg.Points(6), PadBottom: vg.Points(6), PadLeft: vg.Points(6), PadRight: vg.Points(10)}, draw.New(img))
+	for k, p := range row {
+		p.Draw(canvases[0][k])
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if _, err := (vgimg.PngCanvas{Canvas: img}).WriteTo(f); err != nil {
+		f.Close()
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return f.Close()
+}
+
+// intervalPanel is one interval plot, not yet saved.
+func intervalPanel(pn Panel) (*plot.Plot, error) {
+	p := newPlot(pn.Title, pn.X, pn.Y)
+	if pn.Ticks != nil {
+		p.X.Tick.Marker = pn.Ticks
+	}
+	if l, ok := pn.Ticks.(LabelTicks); ok {
 		p.X.Min, p.X.Max = -0.5, float64(len(l))-0.5 // the first and last category off the frame
 	}
-	for i, s := range series {
+	for i, s := range pn.Series {
+		if len(s.X) == 0 {
+			continue
+		}
 		pts := make(plotter.XYs, len(s.X))
 		errs := make(plotter.YErrors, len(s.X))
 		for k := range s.X {
@@ -108,14 +168,14 @@ func IntervalPlot(path, title, xLabel, yLabel string, ticks plot.Ticker, series 
 			}
 		}
 		if err := addLine(p, s, i, pts); err != nil {
-			return err
+			return nil, err
 		}
 		eb, err := plotter.NewYErrorBars(struct {
 			plotter.XYer
 			plotter.YErrorer
 		}{pts, errs})
 		if err != nil {
-			return err
+			return nil, err
 		}
 		eb.Color, _ = variantStyle(i)
 		if s.style != nil {
@@ -123,7 +183,7 @@ func IntervalPlot(path, title, xLabel, yLabel string, ticks plot.Ticker, series 
 		}
 		p.Add(eb)
 	}
-	return p.Save(7*vg.Inch, 4.5*vg.Inch, path)
+	return p, nil
 }
 
 // LabelTicks labels the x positions 0, 1, ... with the given names: an axis
