@@ -21,10 +21,12 @@ import (
 // is simulated (decide.Power). The v2 and v1 rows stay beside them.
 
 // V3Suffix marks a v3 claim's ID, V3XSuffix the v3x claim's (its own
-// family: RoPE extended at inference, issue 41).
+// family: RoPE extended at inference, issue 41), V5KSuffix the v5k
+// claims' (their own family: KERPLE's log bias, issue 41).
 const (
 	V3Suffix  = "-v3"
 	V3XSuffix = "-v3x"
+	V5KSuffix = "-v5k"
 )
 
 // exploratorySeeds are seeds some design choice was made on (the pilot
@@ -275,7 +277,36 @@ func ClaimsV3(perSeed []map[string]*evaluate.Result, seeds []uint64) ([]Claim, [
 			return ps, nil
 		}}}
 	xc, xd := judgeFamily(xs, seeds, V3XSuffix)
-	return append(claims, xc...), append(dec, xd...)
+	claims, dec = append(claims, xc...), append(dec, xd...)
+	// v5k (issue 41's worked example): kerple-log at one seed, so its
+	// intervals are over that run's windows (docs/statistics.md, claims v5k).
+	ks := []v3Spec{
+		{"kerple-flat", "KERPLE's learned log bias (kerple-log) stays flat far beyond the training length (v5k)",
+			"kerple-log's prefix ratio at 16T and at 128T: both upper ends <= 1.10",
+			func() ([]v3Part, error) {
+				var ps []v3Part
+				seen := map[string]bool{} // a profile whose longest length is <= 16T reads one length once
+				for _, m := range []int{16, 0} {
+					p, err := one("kerple-log", []string{"kerple-log"}, m, prefixRow, flat, decide.Below)
+					if err != nil {
+						return nil, err
+					}
+					if !seen[p.what] {
+						seen[p.what] = true
+						ps = append(ps, p)
+					}
+				}
+				return ps, nil
+			}},
+		{"kerple-beats-alibi", "KERPLE's learned log bias extrapolates better than ALiBi's fixed linear one (v5k)",
+			"at 128T, kerple-log's prefix ratio over alibi's (paired per window on the seeds both have): upper end < 1",
+			func() ([]v3Part, error) {
+				p, err := one("kerple-log / alibi", []string{"kerple-log", "alibi"}, 0, pairedRow, 0, decide.Below)
+				return []v3Part{p}, err
+			}},
+	}
+	kc, kd := judgeFamily(ks, seeds, V5KSuffix)
+	return append(claims, kc...), append(dec, kd...)
 }
 
 // v3Spec is a claim to judge: its ID (without suffix), the claim, the

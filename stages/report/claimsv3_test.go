@@ -208,3 +208,41 @@ func TestClaimsV3X(t *testing.T) {
 	}
 	t.Fatal("no v3x claim")
 }
+
+// The v5k claims read kerple-log at the one seed it has (alibi at five):
+// a flat kerple-log that beats ALiBi reproduces both, and one that
+// degrades as ALiBi does not reproduces neither (the control that fails
+// them). They are their own family and say their interval is over one
+// seed's windows.
+func TestClaimsV5K(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		kerple128 float64
+		want      string
+	}{{"flat and better than alibi", 0.01, "REPRODUCED"}, {"degrades like alibi", 0.3, "NOT REPRODUCED"}} {
+		per := v3Seeds(5, 8, 0.05, 0.02, map[string]map[int]float64{
+			"kerple-log": {16: 0.01, 128: tc.kerple128},
+			"alibi":      {16: 0.2, 128: 0.3},
+		})
+		for _, ev := range per[1:] {
+			delete(ev, "kerple-log") // seed 21 only, as the cpu profile trains it
+		}
+		cs, dec := ClaimsV3(per, []uint64{21, 22, 23, 24, 25})
+		found := 0
+		for k, c := range cs {
+			if !strings.HasSuffix(c.ID, V5KSuffix) {
+				continue
+			}
+			found++
+			if c.Verdict != tc.want {
+				t.Errorf("%s: %s %s (%s), want %s", tc.name, c.ID, c.Verdict, c.Evidence, tc.want)
+			}
+			if !strings.Contains(c.Evidence, "windows") || dec[k].PHolm < dec[k].P {
+				t.Errorf("%s: %s evidence %q, p %v Holm %v: want a windows interval and Holm p >= p", tc.name, c.ID, c.Evidence, dec[k].P, dec[k].PHolm)
+			}
+		}
+		if found != 2 {
+			t.Fatalf("%s: %d v5k claims, want 2", tc.name, found)
+		}
+	}
+}

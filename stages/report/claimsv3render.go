@@ -22,7 +22,7 @@ func renderV3(b *strings.Builder, g seedGroups, seeds []uint64) {
 		fmt.Fprintf(b, "Confirmatory: seeds %v were never used for a design choice.\n\n", seeds)
 	}
 	b.WriteString("Each claim's interval is a " + confidenceText + " t interval whose coverage is checked by simulation (stats/coverage_test.go); **covers** says over what: `seeds x windows` (the crossed two-way interval: a new training seed *and* a new text window), `windows` (one seed: these windows' sampling), `seeds` (one value per seed). " +
-		"The verdict is raw (p < 0.05: the interval clears its edge) and Holm-adjusted over the seven v3 claims (5% family-wise); the v3x row (RoPE extended at inference, registered after the seven) is a family of its own. Power is the chance this design clears the edge if the measured effect and spread held, averaged over the spread's uncertainty; the last column is what 80% power would take. A two-part claim shows its decisive (larger-p) part.\n\n")
+		"The verdict is raw (p < 0.05: the interval clears its edge) and Holm-adjusted over the seven v3 claims (5% family-wise); the v3x row (RoPE extended at inference, registered after the seven) is a family of its own, and so are the two v5k rows (KERPLE's log bias, kerple-log, one training run: their intervals are over its windows only, not over seeds). Power is the chance this design clears the edge if the measured effect and spread held, averaged over the spread's uncertainty; the last column is what 80% power would take. A two-part claim shows its decisive (larger-p) part.\n\n")
 	b.WriteString("| claim | v3 | v3, Holm | effect [" + confidenceText + "] vs edge | covers | p / Holm p | power | for 80% |\n|---|---|---|---|---|---|---|---|\n")
 	for k, c := range g.v3 {
 		d := g.v3dec[k]
