@@ -140,9 +140,13 @@ func renderCopyProbe(b *strings.Builder, vs []*variantData) {
 	fmt.Fprintf(b, "### Copy probe\n\n"+
 		"Zero-shot retrieval: a random string S of m = %d tokens, then a gap of d tokens of held-out text, then S again; "+
 		"a control string R of m tokens, never repeated, sits in the gap 16 tokens of text before the second copy (at gaps under m + 32: 16 tokens before the first copy). "+
-		"The headline is the controlled gain = mean loss over R's tokens 2..m - mean loss over the second copy's tokens 2..m: R and the second copy sit at nearly the same position, "+
-		"so that the loss's own dependence on position (a model past its training length predicting near uniformly scores random tokens better by itself) cancels. "+
-		"Beside it, the raw gain = mean loss over the first copy's tokens 2..m - the second copy's, which mixes that effect in at long gaps (nats per token; the first token of a string is unpredictable, so left out). "+
+		"Two gains, neither a clean measure of retrieval: the controlled gain = mean loss over R's tokens 2..m - mean loss over the second copy's tokens 2..m "+
+		"(R and the second copy sit at nearly the same position, so the loss's own dependence on position cancels), "+
+		"and the raw gain = mean loss over the first copy's tokens 2..m - the second copy's, which mixes that dependence in at long gaps "+
+		"(a model past its training length predicting near uniformly scores random tokens better by itself) (nats per token; the first token of a string is unpredictable, so left out). "+
+		"**The control is confounded by its layout**: the second copy follows R by 16 tokens while R follows plain text (at d = 64 both follow a random string 16 tokens back; at d = 16 R precedes the first copy), "+
+		"so a model whose loss on random tokens changes after a recent random string shifts the controlled gain at every gap; "+
+		"a gain of one sign in every variant, nope included, at the same gaps is that layout, not retrieval. A context-matched control (the same layout with the first copy replaced by a fresh string, a second pass) is the fix, not yet built. "+
 		"A large gain: the model retrieves S from about d tokens back; 0: it does not. The probes of one gap share one forward pass; the column heads give d and the probes per seed. "+
 		"Cells: the mean gain over seeds and probes, with the %s t interval over seeds (each seed's mean over its probes) where the variant has %d or more seeds, "+
 		"otherwise the mean over its probes with their range in parentheses; - : no control recorded (eval.json before format 5).\n\n", m, confidenceText, copySeedsForT)
@@ -164,7 +168,7 @@ func renderCopyProbe(b *strings.Builder, vs []*variantData) {
 		for _, kind := range []struct {
 			name string
 			stat func(copyCell) copyStat
-		}{{"**controlled**", func(c copyCell) copyStat { return c.control }}, {"raw", func(c copyCell) copyStat { return c.raw }}} {
+		}{{"controlled", func(c copyCell) copyStat { return c.control }}, {"raw", func(c copyCell) copyStat { return c.raw }}} {
 			fmt.Fprintf(b, "| %s | %d seed%s | %s |", r.variant, r.cells[0].seeds, plural(r.cells[0].seeds), kind.name)
 			for _, c := range cols {
 				k := slices.IndexFunc(r.cells, func(x copyCell) bool { return x.d == c.d })

@@ -105,16 +105,16 @@ func TestCopyProbeSection(t *testing.T) {
 	renderCopyProbe(&b, vs)
 	md := b.String()
 	for _, s := range []string{"### Copy probe", "m = 32", "controlled gain", "raw gain", "| gain | d = 16 (3) | d = 63 (1) |",
-		"| alibi | 3 seeds | **controlled** | " + estimateText(wantCtl) + " |",
+		"| alibi | 3 seeds | controlled | " + estimateText(wantCtl) + " |",
 		"| alibi | 3 seeds | raw | " + estimateText(wantRaw) + " |",
-		"| rope | 1 seed | **controlled** | " + copyCellText(one, one.control) + " |",
+		"| rope | 1 seed | controlled | " + copyCellText(one, one.control) + " |",
 		"| rope | 1 seed | raw | " + copyCellText(one, one.raw) + " |", "(1.300 to 1.500)",
-		"| xpos | 1 seed | **controlled** | - | - |\n| xpos | 1 seed | raw | " + copyCellText(old, old.raw) + " |", PlotCopyProbe} {
+		"| xpos | 1 seed | controlled | - | - |\n| xpos | 1 seed | raw | " + copyCellText(old, old.raw) + " |", PlotCopyProbe} {
 		if !strings.Contains(md, s) {
 			t.Errorf("the section lacks %q:\n%s", s, md)
 		}
 	}
-	if c, r := strings.Index(md, "| alibi | 3 seeds | **controlled**"), strings.Index(md, "| alibi | 3 seeds | raw"); c < 0 || r < c {
+	if c, r := strings.Index(md, "| alibi | 3 seeds | controlled"), strings.Index(md, "| alibi | 3 seeds | raw"); c < 0 || r < c {
 		t.Errorf("the controlled row does not lead the raw one:\n%s", md)
 	}
 	t.Log("\n" + md)
