@@ -66,19 +66,20 @@ func NewConfig(lengths []int, count int) Config {
 }
 
 type flavour struct {
-	name, rotation        string
-	valueRot, alibi, path bool
+	name, rotation                string
+	valueRot, alibi, kerple, path bool
 }
 
 // flavours cost differently; learned-* run exactly the random-* kernels,
 // and path-fox's gate adds only a bias to path's (its FLOPs are path's).
 var flavours = []flavour{
-	{"nope", "none", false, false, false},
-	{"rope", "rope", false, false, false},
-	{"alibi", "none", false, true, false},
-	{"random-qk", "accumulated", false, false, false},
-	{"random-qkv", "accumulated", true, false, false},
-	{"path", "none", false, false, true},
+	{"nope", "none", false, false, false, false},
+	{"rope", "rope", false, false, false, false},
+	{"alibi", "none", false, true, false, false},
+	{"kerple-log", "none", false, false, true, false},
+	{"random-qk", "accumulated", false, false, false, false},
+	{"random-qkv", "accumulated", true, false, false, false},
+	{"path", "none", false, false, false, true},
 }
 
 // Stage returns the benchmark stage.
@@ -203,6 +204,12 @@ func problem(f flavour, cfg Config, L int) (*nativeeval.Attention, []float32, []
 		spec.Tokens = make([]int32, L)
 		for i := range spec.Tokens {
 			spec.Tokens[i] = int32(r.IntN(V))
+		}
+	}
+	if f.kerple { // p in (0, 2), a in (0, 1): KERPLE's init range (modelspec/kerple.go)
+		spec.KerpleP, spec.KerpleA = make([]float32, cfg.Heads), make([]float32, cfg.Heads)
+		for h := range spec.KerpleP {
+			spec.KerpleP[h], spec.KerpleA[h] = float32(2*r.Float64()), float32(r.Float64())
 		}
 	}
 	if f.path { // unit directions and betas in (0, 2), as a trained layer's steps
