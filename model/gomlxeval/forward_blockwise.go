@@ -45,18 +45,14 @@ func LogProbsBlockwise(set *weights.Set, tokens, targets []int32, chunk int, bac
 			return nil, fmt.Errorf("gomlxeval: LogProbsBlockwise: target %d at position %d is outside vocabulary [0, %d)", y, i, V)
 		}
 	}
-	kerple, err := loadKerple(set, "LogProbsBlockwise")
-	if err != nil {
-		return nil, err
-	}
 	L := len(tokens)
 	tgt := tensors.FromFlatDataAndDimensions(append([]int32(nil), targets...), L)
 	flat, c, err := model.RunExported(set, tokens, backend, "LogProbsBlockwise", []*tensors.Tensor{tgt},
 		func(w model.Network, p map[string]*Node, tok *Node, rot *model.Rotation, extra []*Node) *Node {
-			return blockwiseLogProbs(w, p, Reshape(tok, L), extra[0], unbatched(w, rot, L), newDistBias(w, kerple), chunk)
+			return blockwiseLogProbs(w, p, Reshape(tok, L), extra[0], unbatched(w, rot, L), newDistBias(w, p), chunk)
 		})
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("gomlxeval: LogProbsBlockwise: %w", err)
 	}
 	lp := make([]float64, L)
 	for i, x := range flat {
@@ -78,21 +74,22 @@ func unbatched(w model.Network, rot *model.Rotation, L int) *model.Rotation {
 	return &model.Rotation{Cos: Reshape(rot.Cos, L, H, d), Sin: Reshape(rot.Sin, L, H, d)}
 }
 
-// distBias is the variant's distance bias as host values, which chunkBias
-// turns into each chunk's bias in the graph: ALiBi's slopes m_h, or
-// KERPLE's floored p_h and a_h per block (loadKerple); nil: none.
+// distBias is the variant's distance bias, which chunkBias turns into
+// each chunk's bias in the graph: ALiBi's slopes m_h (host values), or
+// KERPLE's per-block bias from the block's kerple_p and kerple_a, the
+// training graph's own (model.Network.KerpleBias); neither: none.
 type distBias struct {
 	slopes []float64
-	kerple []kerpleHeads
+	kerple func(l int, dist *Node) *Node // [c, K] distances -> [H, c, K]
 }
 
-func newDistBias(w model.Network, kerple []kerpleHeads) distBias {
+func newDistBias(w model.Network, p map[string]*Node) distBias {
 	var b distBias
 	if w.Variant().ALiBi {
 		b.slopes = modelspec.ALiBiSlopes(w.Heads())
 	}
 	if w.Variant().KerpleLog {
-		b.kerple = kerple
+		b.kerple = func(l int, dist *Node) *Node { return w.KerpleBias(l, p, dist) }
 	}
 	return b
 }
@@ -148,15 +145,15 @@ func blockwiseAttention(w model.Network, l int, p map[string]*Node, a *Node, rot
 // q0..q0+c-1 against keys 0..K-1, built in the graph (a host constant
 // would be H c K floats per chunk): maskedLogit where the key is after
 // the query, else -m_h (i - j) for ALiBi, -p_h log(1 + a_h (i - j)) for
-// KERPLE (block l's p, a), or 0.
+// KERPLE (block l's p, a, as the training graph builds it), or 0.
 func chunkBias(s *Node, b distBias, l, q0 int) *Node {
 	g := s.Graph()
 	dims := s.Shape().Dimensions
 	H, c, K := dims[0], dims[1], dims[2]
 	// i - j is exact in float32 up to 2^24 positions.
 	pos := shapes.Make(dtypes.Float32, c, K)
-	dist := Sub(AddScalar(Iota(g, pos, 0), float64(q0)), Iota(g, pos, 1)) // [c, K]
-	dist = BroadcastToDims(InsertAxes(dist, 0), H, c, K)
+	dist2 := Sub(AddScalar(Iota(g, pos, 0), float64(q0)), Iota(g, pos, 1)) // [c, K]
+	dist := BroadcastToDims(InsertAxes(dist2, 0), H, c, K)
 	bias := ZerosLike(dist)
 	if b.slopes != nil {
 		m := make([]float32, H)
@@ -167,18 +164,9 @@ func chunkBias(s *Node, b distBias, l, q0 int) *Node {
 		bias = Mul(slope, dist)
 	}
 	if b.kerple != nil {
-		kh := b.kerple[l]
-		np, a := make([]float32, H), make([]float32, H)
-		for h := range np {
-			np[h], a[h] = float32(-kh.p[h]), float32(kh.a[h])
-		}
-		head := func(x []float32) *Node {
-			return BroadcastToDims(Const(g, tensors.FromFlatDataAndDimensions(x, H, 1, 1)), H, c, K)
-		}
 		// Distances clamped at 0 first: a masked pair's negative distance
 		// gives log1p of less than -1, NaN, even where Where drops it.
-		n := Max(dist, ZerosLike(dist))
-		bias = Mul(head(np), Log1p(Mul(head(a), n)))
+		bias = b.kerple(l, Max(dist2, ZerosLike(dist2)))
 	}
 	masked := BroadcastToDims(Scalar(g, dtypes.Float32, model.MaskedLogit), H, c, K)
 	return model.ConstLike(s, Where(LessThan(dist, ZerosLike(dist)), masked, bias))
