@@ -195,6 +195,25 @@ func ClaimsV3(perSeed []map[string]*evaluate.Result, seeds []uint64) ([]Claim, [
 		r := j.perSeed[seedsWith(j.perSeed, vs...)[0]][vs[0]]
 		return newPart(fmt.Sprintf("%s at %dT", what, r.Lengths[lengthIndex(r, m)].Multiplier), y, edge, side, true), nil
 	}
+	// flatAt16And128 is each variant's "flat" part (prefix ratio <= 1.10)
+	// at 16T and at the longest length, in that order.
+	flatAt16And128 := func(vs ...string) ([]v3Part, error) {
+		var ps []v3Part
+		for _, v := range vs {
+			seen := map[string]bool{} // a profile whose longest length is <= 16T reads one length once
+			for _, m := range []int{16, 0} {
+				p, err := one(v, []string{v}, m, prefixRow, flat, decide.Below)
+				if err != nil {
+					return nil, err
+				}
+				if !seen[p.what] {
+					seen[p.what] = true
+					ps = append(ps, p)
+				}
+			}
+		}
+		return ps, nil
+	}
 	specs := []v3Spec{
 		{"accumulated-beats-rope", "accumulated transformations extrapolate better than RoPE (C1)",
 			"at 16T, random-qk's prefix ratio over rope's (paired per seed and window): upper end < 1",
@@ -236,23 +255,7 @@ func ClaimsV3(perSeed []map[string]*evaluate.Result, seeds []uint64) ([]Claim, [
 			}},
 		{"learned-flat", "a learned token-dependent rotation keeps train-length perplexity far beyond T",
 			"learned-qk's and learned-qkv's prefix ratios at 16T and at 128T: all four upper ends <= 1.10",
-			func() ([]v3Part, error) {
-				var ps []v3Part
-				for _, v := range []string{"learned-qk", "learned-qkv"} {
-					seen := map[string]bool{} // a profile whose longest length is <= 16T reads one length once
-					for _, m := range []int{16, 0} {
-						p, err := one(v, []string{v}, m, prefixRow, flat, decide.Below)
-						if err != nil {
-							return nil, err
-						}
-						if !seen[p.what] {
-							seen[p.what] = true
-							ps = append(ps, p)
-						}
-					}
-				}
-				return ps, nil
-			}},
+			func() ([]v3Part, error) { return flatAt16And128("learned-qk", "learned-qkv") }},
 		{"rotation-far-mass-control", "rotation plus an explicit far-mass control (random-qkv-alibi) stays flat while keeping the rotation's PPL at T",
 			"random-qkv-alibi's prefix ratio at 128T: upper end <= 1.10; and its PPL at T over random-qkv's (paired on the T windows): upper end <= 1.03",
 			func() ([]v3Part, error) { return j.control("random-qkv-alibi", "random-qkv") }},
@@ -283,21 +286,7 @@ func ClaimsV3(perSeed []map[string]*evaluate.Result, seeds []uint64) ([]Claim, [
 	ks := []v3Spec{
 		{"kerple-flat", "KERPLE's learned log bias (kerple-log) stays flat far beyond the training length (v5k)",
 			"kerple-log's prefix ratio at 16T and at 128T: both upper ends <= 1.10",
-			func() ([]v3Part, error) {
-				var ps []v3Part
-				seen := map[string]bool{} // a profile whose longest length is <= 16T reads one length once
-				for _, m := range []int{16, 0} {
-					p, err := one("kerple-log", []string{"kerple-log"}, m, prefixRow, flat, decide.Below)
-					if err != nil {
-						return nil, err
-					}
-					if !seen[p.what] {
-						seen[p.what] = true
-						ps = append(ps, p)
-					}
-				}
-				return ps, nil
-			}},
+			func() ([]v3Part, error) { return flatAt16And128("kerple-log") }},
 		{"kerple-beats-alibi", "KERPLE's learned log bias extrapolates better than ALiBi's fixed linear one (v5k)",
 			"at 128T, kerple-log's prefix ratio over alibi's (paired per window on the seeds both have): upper end < 1",
 			func() ([]v3Part, error) {
