@@ -1,8 +1,10 @@
 package report
 
 import (
+	"maps"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -47,8 +49,8 @@ func v3Seeds(S, W int, sdSeed, sdWin float64, effects map[string]map[int]float64
 	out := make([]map[string]*evaluate.Result, S)
 	for s := range out {
 		out[s] = map[string]*evaluate.Result{}
-		for v, e := range effects {
-			out[s][v] = v3Run(v, e, sdSeed*r.NormFloat64(), win, 0, r, 0.005)
+		for _, v := range slices.Sorted(maps.Keys(effects)) { // in order: the draws are the same every run
+			out[s][v] = v3Run(v, effects[v], sdSeed*r.NormFloat64(), win, 0, r, 0.005)
 		}
 	}
 	return out
@@ -211,7 +213,7 @@ func TestClaimsV3X(t *testing.T) {
 
 // The v5k claims read kerple-log at the one seed it has (alibi at five):
 // a flat kerple-log that beats ALiBi reproduces both, and one that
-// degrades as ALiBi does not reproduces neither (the control that fails
+// degrades more than ALiBi reproduces neither (the control that fails
 // them). They are their own family and say their interval is over one
 // seed's windows.
 func TestClaimsV5K(t *testing.T) {
@@ -219,7 +221,7 @@ func TestClaimsV5K(t *testing.T) {
 		name      string
 		kerple128 float64
 		want      string
-	}{{"flat and better than alibi", 0.01, "REPRODUCED"}, {"degrades like alibi", 0.3, "NOT REPRODUCED"}} {
+	}{{"flat and better than alibi", 0.01, "REPRODUCED"}, {"degrades more than alibi", 0.4, "NOT REPRODUCED"}} {
 		per := v3Seeds(5, 8, 0.05, 0.02, map[string]map[int]float64{
 			"kerple-log": {16: 0.01, 128: tc.kerple128},
 			"alibi":      {16: 0.2, 128: 0.3},
