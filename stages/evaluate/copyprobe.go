@@ -15,92 +15,97 @@ import (
 
 // The zero-shot copy probe (issue 39): can the model still retrieve
 // content from d tokens back? A probe is a random string S of m tokens,
-// then a gap of d tokens (held-out text, and the control string below),
-// then S again. No model has
+// then a gap of d tokens of held-out text, then S again. No model has
 // seen S, so its first copy is unpredictable; a model that finds the
 // first copy from the second predicts the second copy far better. The
-// raw copy gain of a probe is the mean loss (nats) over the first copy's
-// tokens 2..m minus the mean loss over the second copy's tokens 2..m:
-// the first token of either copy is unpredictable in both (nothing
-// announces that a copy starts), so it is left out of both means. A
-// large gain: the model retrieves S from distance ~d; 0: no retrieval.
+// first token of a copy is unpredictable in every pass (nothing announces
+// that a copy starts), so every mean below is over a copy's tokens 2..m.
 //
-// The control (format 5). The two copies sit at different positions of
-// their sequence (about d + m apart), and a model's loss depends on the
-// position by itself: a RoPE model past its training length predicts
-// near uniformly, which lowers its loss on random tokens without any
-// retrieval, so at long gaps the raw gain mixes the two. Each probe
-// therefore also holds a control string R of m tokens, drawn like S from
-// a stream of its own and seen nowhere else, placed where it shares the
-// second copy's position and kind of context: inside the gap, ending
-// copyControlLead (16) tokens of text before the second copy, when the
-// gap has room for it and for as much text before it (d >= m + 32);
-// otherwise (the short gaps, where R still starts 2m + 16 + d < 3m + 48
-// tokens before the second copy: under 144 for m = 32) just before the
-// first copy, copyControlLead tokens of text between them. d keeps its
-// meaning: the tokens between the end of the first copy and the start of
-// the second, R and the text around it included. The controlled gain is
-// the mean loss over R's tokens 2..m minus the second copy's: a never
-// seen string against a seen one at nearly the same position, so that
-// the position's own effect cancels. The same pass scores R: the control
-// costs no forward pass, only its m tokens (and 16 of text) at the short
-// gaps.
+// The raw gain is the first copy's mean loss minus the second's. It
+// mixes retrieval with two effects that are not retrieval: the copies
+// sit at different positions (d + m apart; a model past its training
+// length that predicts near uniformly scores random tokens better by
+// itself), and the second copy reads after a random string, the first
+// after text (a recent random string changes the loss on the next one by
+// itself: format 5's control string, placed beside the second copy
+// after text, showed that shift in every variant, nope included).
+//
+// The control (format 6) is therefore context-matched: a second pass
+// over the same sequence with each probe's first copy replaced by a
+// control string R of m fresh tokens (drawn from a stream of its own).
+// In that pass the string at the second copy's place is S seen for the
+// first time, at the same position, after the same text, with a random
+// string the same d tokens back; only the match is missing. The
+// controlled gain, the headline, is the second copy's mean loss in the
+// control pass minus its mean loss in the probe pass: retrieval alone.
+// The price is a second forward pass per gap.
 //
 // Gaps: 16, 64, 256 and every length m x T of the profile, the longest
-// replaced by L_max - 2m - 1 so that its probe fits in the longest length
-// L_max with R inside its gap (the formula the probe had before the
-// control; no probe at all for L_max < 3m + 33, where neither that gap
-// holds R nor a gap of 16 fits with R before its first copy). The probes
-// of one gap are packed one after another into one sequence (one forward
-// pass of at most L_max inputs), each with its own strings: 8 per gap up
-// to L_max/64, then L_max/(8d) (halving as d doubles, so that each longer
-// gap costs about L_max/8 tokens), 1 at the longest. One sequence per
-// gap, not every gap in one sequence: a probe's position in its sequence
-// (how much context precedes it) is then the same order as its gap, so
-// that a short gap is not measured only past positions a model cannot
-// extrapolate to, and attention's quadratic cost stays on the long gaps
-// alone. The cpu profile (T = 512, L_max = 65,536) scores 157,748 tokens
-// in 11 passes, 65,534 of them in the longest: 16.5 s for random-qk on
-// the shared 2-core host, 1.33 times its one pass of 65,536 (12.4 s,
-// measured beside it before the control, which adds 384 tokens at d =
-// 16 and none elsewhere).
+// replaced by L_max - 2m - 1 so that its probe fits in the longest
+// length L_max (no probe at all when not even a gap of 16 fits). The
+// probes of one gap are packed one after another into one sequence (one
+// forward pass of at most L_max inputs, and its control pass), each with
+// its own strings: 8 per gap up to L_max/64, then L_max/(8d) (halving as
+// d doubles, so that each longer gap costs about L_max/8 tokens), 1 at
+// the longest. One sequence per gap, not every gap in one sequence: a
+// probe's position in its sequence (how much context precedes it) is
+// then the same order as its gap, so that a short gap is not measured
+// only past positions a model cannot extrapolate to, and attention's
+// quadratic cost stays on the long gaps alone. The cpu profile (T = 512,
+// L_max = 65,536) scores 2 x 157,364 tokens in 22 passes, 2 x 65,534 of
+// them at the longest gap: about 2.6 passes of the longest length.
+
+// CopyControlFormat is the first eval.json format whose ControlGain is
+// the context-matched control's; format 5's was a string in the gap,
+// confounded by its layout, and readers leave it out.
+const CopyControlFormat = 6
+
+// ContextMatchedGains is the gap's controlled gains when the result's
+// format has the context-matched control; nil otherwise.
+func (g CopyGap) ContextMatchedGains(format int) []float64 {
+	if format < CopyControlFormat {
+		return nil
+	}
+	return g.ControlGain
+}
 
 // CopyProbeLen is m, the random string's length in tokens.
 const CopyProbeLen = 32
 
-// copyControlLead is the text between the control string's end and the
-// copy it sits before (the second copy, or the first at short gaps).
-const copyControlLead = 16
-
 // copyBroken holds the mutations the tests use to show that their checks
 // can fail: "offset" shifts the second copy's scored span one token
-// earlier, "control" the control string's one token later, and "reuse"
-// makes the control string a third copy of S.
+// earlier, "control" the control pass's one token earlier, "reuse" makes
+// the control string S itself (the control pass is then the probe pass),
+// and "text" gives the control pass other text in its gap.
 var copyBroken string
 
-// CopyProbe is the copy probe's result (Result.Copy, format 4).
+// CopyProbe is the copy probe's result (Result.Copy, format 4; the
+// context-matched control from format 6).
 type CopyProbe struct {
 	M int `json:"m"` // the string's length; each copy's mean loss is over its tokens 2..m
-	// Tokens is the probe's cost: the inputs of its forward passes.
+	// Tokens is the probe's cost: the inputs of its forward passes, the
+	// control passes included.
 	Tokens int64     `json:"tokens"`
 	Gaps   []CopyGap `json:"gaps"`
 }
 
 // CopyGap is one gap's probes.
 type CopyGap struct {
-	D      int `json:"gap"`    // the gap d, tokens between the copies (held-out text, and R when it fits)
-	Probes int `json:"probes"` // how many probes (one pass, packed)
+	D      int `json:"gap"`    // the gap d, the held-out text between the copies
+	Probes int `json:"probes"` // how many probes (one pass and its control pass, packed)
 	// Gain is each probe's raw copy gain: FirstLoss - SecondLoss (nats).
 	Gain     []float64 `json:"gain"`
 	MeanGain float64   `json:"mean_gain"`
 	// ControlGain is each probe's controlled gain: ControlLoss -
-	// SecondLoss (nats), the gain against a never seen string at nearly
-	// the second copy's position. Format 5; empty before.
+	// SecondLoss (nats), the second copy's loss when its first copy was
+	// another string (the control pass) minus its loss when it was S.
+	// Format 6 (format 5's ControlGain was another control, a string
+	// in the gap; empty before format 5).
 	ControlGain     []float64 `json:"control_gain,omitempty"`
 	MeanControlGain float64   `json:"mean_control_gain"`
-	// FirstLoss, SecondLoss and ControlLoss are each probe's mean loss
-	// over the first copy's, the second copy's and the control string's
-	// tokens 2..m.
+	// FirstLoss and SecondLoss are each probe's mean loss over the
+	// first and the second copy's tokens 2..m; ControlLoss over the
+	// second copy's tokens 2..m in the control pass.
 	FirstLoss   []float64 `json:"first_loss"`
 	SecondLoss  []float64 `json:"second_loss"`
 	ControlLoss []float64 `json:"control_loss,omitempty"`
@@ -109,33 +114,21 @@ type CopyGap struct {
 // copyGapPlan is one gap and its probe count.
 type copyGapPlan struct{ d, probes int }
 
-// controlInGap says whether the gap d holds the control string: room for
-// R, the copyControlLead tokens of text after it, and as many before it
-// (so that R, like the second copy, reads after text).
-func controlInGap(d, m int) bool { return d >= m+2*copyControlLead }
-
-// copyProbeTokens is one probe's tokens at the gap d: the two copies and
-// the gap, plus R and its lead of text when R precedes the first copy.
-func copyProbeTokens(d, m int) int {
-	if controlInGap(d, m) {
-		return 2*m + d
-	}
-	return 3*m + copyControlLead + d
-}
+// copyProbeTokens is one probe's tokens at the gap d: the two copies
+// and the gap.
+func copyProbeTokens(d, m int) int { return 2*m + d }
 
 // copyPlan lists the gaps and their probe counts for the string length m;
-// nil when no probe with its control fits (L_max < 3m + 33).
+// nil when not even a gap of 16 fits (L_max < 2m + 17).
 func (c Config) copyPlan(m int) []copyGapPlan {
 	if !c.CopyProbe || c.RopeScaling != "" || len(c.Multipliers) == 0 {
 		return nil // the inference-time RoPE extensions skip the probe
 	}
 	Lmax := c.longest()
 	// The longest probe's tokens are L_max - 1 (L_max - 2 inputs), as
-	// before the control, which lies inside its gap: a gap too short to
-	// hold R (L_max < 3m + 33) leaves no probe at all, since a gap of 16
-	// with R before the first copy needs as many tokens.
+	// in every format.
 	longestGap := Lmax - 1 - 2*m
-	if !controlInGap(longestGap, m) {
+	if longestGap < 16 {
 		return nil
 	}
 	ds := []int{16, 64, 256}
@@ -164,7 +157,8 @@ func (c Config) copyPlan(m int) []copyGapPlan {
 	return plan
 }
 
-// copyTokens is the probe's work in tokens: every pass's inputs.
+// copyTokens is the probe's work in tokens: every pass's inputs, the
+// control passes included.
 func (c Config) copyTokens() int64 {
 	var n int64
 	for _, L := range c.CopyPassLengths() {
@@ -173,47 +167,48 @@ func (c Config) copyTokens() int64 {
 	return n
 }
 
-// CopyPassLengths are the copy probe's forward passes, one per gap, by
-// their input lengths (the cost model prices them).
+// CopyPassLengths are the copy probe's forward passes, two per gap (the
+// probe's and its control's), by their input lengths (the cost model
+// prices them).
 func (c Config) CopyPassLengths() []int {
 	var out []int
 	for _, p := range c.copyPlan(CopyProbeLen) {
-		out = append(out, p.probes*copyProbeTokens(p.d, CopyProbeLen)-1)
+		n := p.probes*copyProbeTokens(p.d, CopyProbeLen) - 1
+		out = append(out, n, n)
 	}
 	return out
 }
 
-// copySeq is one gap's packed sequence: the probes one after another;
-// the pass reads tokens[:len-1] and predicts tokens[1:].
+// copySeq is one gap's packed sequence, the probes one after another,
+// and its control sequence (each first copy replaced by its R); a pass
+// reads tokens[:len-1] and predicts tokens[1:].
 type copySeq struct {
-	d      int
-	tokens []int32
-	probes []copyProbeAt
+	d       int
+	tokens  []int32
+	control []int32
+	probes  []copyProbeAt
 }
 
-// copyProbeAt is one probe in its sequence: its tokens begin at
-// tokens[begin]; its first copy starts at tokens[start], its second at
-// start+m+d, its control string at tokens[control] (begin, before the
-// first copy, at the short gaps; else start+d-copyControlLead, inside the
-// gap); the rest is held-out text, read from offset textAt of the split
-// in order.
+// copyProbeAt is one probe in its sequence: its first copy (R in the
+// control sequence) starts at tokens[start], its second at start+m+d;
+// the gap between them is held-out text, read from offset textAt of the
+// split in order.
 type copyProbeAt struct {
-	index   int // over all gaps: the strings' seed
-	begin   int
-	start   int
-	control int
-	textAt  int64
+	index  int // over all gaps: the strings' seed
+	start  int
+	textAt int64
 }
 
-// copyLayout builds every gap's sequence: strings uniform over the
+// copyLayout builds every gap's sequence and its control sequence: strings uniform over the
 // vocabulary but the end-of-document id (an end of document inside the
 // string would tell the model that what follows is another text), S drawn
 // from a PCG seeded by (seed ^ "copy", the probe's index over all gaps)
 // and R from one seeded by (seed ^ "ctrl", the same index), so that the
 // two never share a draw; the text reads one probe after another from a
 // seeded offset of the held-out split, so that it is distinct text while
-// the split holds all of it (the cpu profile's probes need 153K tokens),
-// and wrapping around its end otherwise.
+// the split holds all of it (the cpu profile's probes read 154,175), and
+// wrapping around its end otherwise. A control sequence is its probe
+// sequence with each first copy S replaced by that probe's R.
 func copyLayout(ds *shards.Dataset, cfg Config, vocab, m int) ([]copySeq, error) {
 	plan := cfg.copyPlan(m)
 	if len(plan) == 0 {
@@ -252,28 +247,24 @@ func copyLayout(ds *shards.Dataset, cfg Config, vocab, m int) ([]copySeq, error)
 	var seqs []copySeq
 	for _, p := range plan {
 		per := copyProbeTokens(p.d, m)
-		seq := copySeq{d: p.d, tokens: make([]int32, 0, p.probes*per)}
+		seq := copySeq{d: p.d, tokens: make([]int32, 0, p.probes*per), control: make([]int32, 0, p.probes*per)}
 		for range p.probes {
 			s, r := str(cfg.Seed^stream, index), str(cfg.Seed^controlStream, index)
 			if copyBroken == "reuse" {
 				r = s
 			}
-			text := make([]int32, per-3*m)
+			text := make([]int32, p.d)
 			if err := readCyclic(held, text, at); err != nil {
 				return nil, fmt.Errorf("copy probe, gap %d: %w", p.d, err)
 			}
-			pr := copyProbeAt{index: index, begin: len(seq.tokens), textAt: at}
-			if controlInGap(p.d, m) {
-				// S, text, R, copyControlLead of text, S
-				k := len(text) - copyControlLead
-				pr.start, pr.control = pr.begin, pr.begin+p.d-copyControlLead
-				seq.tokens = slices.Concat(seq.tokens, s, text[:k], r, text[k:], s)
-			} else {
-				// R, copyControlLead of text, S, the gap's text, S
-				pr.control, pr.start = pr.begin, pr.begin+m+copyControlLead
-				seq.tokens = slices.Concat(seq.tokens, r, text[:copyControlLead], s, text[copyControlLead:], s)
+			ctlText := text
+			if copyBroken == "text" {
+				ctlText = slices.Clone(text)
+				ctlText[0], ctlText[len(ctlText)-1] = ctlText[len(ctlText)-1], ctlText[0]+1
 			}
-			seq.probes = append(seq.probes, pr)
+			seq.probes = append(seq.probes, copyProbeAt{index: index, start: len(seq.tokens), textAt: at})
+			seq.tokens = slices.Concat(seq.tokens, s, text, s)        // S, the gap's text, S
+			seq.control = slices.Concat(seq.control, r, ctlText, s) // R, the same text, S
 			at = (at + int64(len(text))) % n
 			index++
 		}
@@ -313,22 +304,34 @@ func modelLosses(m *nativeeval.Model) lossFunc {
 	}
 }
 
-// copyGains scores each sequence once and computes its probes' raw and
-// controlled gains; done is called with each pass's input tokens.
+// copyGains scores each sequence and its control sequence and computes
+// their probes' raw and controlled gains; done is called with each
+// pass's input tokens.
 func copyGains(ctx context.Context, seqs []copySeq, m int, score lossFunc, done func(tokens int, d int)) (*CopyProbe, error) {
 	cp := &CopyProbe{M: m}
 	for _, seq := range seqs {
 		N := len(seq.tokens)
-		loss, err := score(ctx, seq.tokens[:N-1], seq.tokens[1:])
-		if err != nil {
-			return nil, fmt.Errorf("copy probe, gap %d: %w", seq.d, err)
+		if len(seq.control) != N {
+			return nil, fmt.Errorf("copy probe, gap %d: a control sequence of %d tokens for a probe sequence of %d", seq.d, len(seq.control), N)
 		}
-		if len(loss) != N-1 {
-			return nil, fmt.Errorf("copy probe, gap %d: %d losses for %d inputs", seq.d, len(loss), N-1)
+		var losses [2][]float64 // the probe pass's, the control pass's
+		for k, toks := range [2][]int32{seq.tokens, seq.control} {
+			loss, err := score(ctx, toks[:N-1], toks[1:])
+			if err != nil {
+				return nil, fmt.Errorf("copy probe, gap %d (%s pass): %w", seq.d, [2]string{"probe", "control"}[k], err)
+			}
+			if len(loss) != N-1 {
+				return nil, fmt.Errorf("copy probe, gap %d: %d losses for %d inputs", seq.d, len(loss), N-1)
+			}
+			losses[k] = loss
+			cp.Tokens += int64(N - 1)
+			if done != nil {
+				done(N-1, seq.d)
+			}
 		}
 		// copyLoss is the mean loss over the tokens 2..m of the copy
 		// starting at c: tokens c+1..c+m-1, predicted at c..c+m-2.
-		copyLoss := func(c int) float64 {
+		copyLoss := func(loss []float64, c int) float64 {
 			return stats.Mean(loss[c : c+m-1])
 		}
 		g := CopyGap{D: seq.d, Probes: len(seq.probes)}
@@ -337,13 +340,13 @@ func copyGains(ctx context.Context, seqs []copySeq, m int, score lossFunc, done 
 			if copyBroken == "offset" {
 				second--
 			}
-			control := p.control
+			control := second
 			if copyBroken == "control" {
-				control++
+				control--
 			}
-			first, sec, ctl := copyLoss(p.start), copyLoss(second), copyLoss(control)
+			first, sec, ctl := copyLoss(losses[0], p.start), copyLoss(losses[0], second), copyLoss(losses[1], control)
 			if x := first + sec + ctl; math.IsNaN(x) || math.IsInf(x, 0) {
-				return nil, fmt.Errorf("copy probe, gap %d, probe %d: losses %v (first copy), %v (second) and %v (control); a model that gives a non-finite loss cannot be probed", seq.d, p.index, first, sec, ctl)
+				return nil, fmt.Errorf("copy probe, gap %d, probe %d: losses %v (first copy), %v (second) and %v (second, control pass); a model that gives a non-finite loss cannot be probed", seq.d, p.index, first, sec, ctl)
 			}
 			g.FirstLoss = append(g.FirstLoss, first)
 			g.SecondLoss = append(g.SecondLoss, sec)
@@ -354,10 +357,6 @@ func copyGains(ctx context.Context, seqs []copySeq, m int, score lossFunc, done 
 		g.MeanGain = stats.Mean(g.Gain)
 		g.MeanControlGain = stats.Mean(g.ControlGain)
 		cp.Gaps = append(cp.Gaps, g)
-		cp.Tokens += int64(N - 1)
-		if done != nil {
-			done(N-1, seq.d)
-		}
 	}
 	return cp, nil
 }
@@ -381,8 +380,8 @@ func (s *scorer) copyProbe(ds *shards.Dataset) (*CopyProbe, error) {
 		return nil, fmt.Errorf("%s: %w", s.cfg.stageName(), err)
 	}
 	for _, g := range cp.Gaps {
-		s.rc.Logf("copy probe d=%d: %d probes, mean controlled gain %.4f nats, raw %.4f (control %.4f, first copy %.4f, second %.4f)", g.D, g.Probes, g.MeanControlGain, g.MeanGain, stats.Mean(g.ControlLoss), stats.Mean(g.FirstLoss), stats.Mean(g.SecondLoss))
+		s.rc.Logf("copy probe d=%d: %d probes, mean controlled gain %.4f nats, raw %.4f (second copy %.4f, in the control pass %.4f; first copy %.4f)", g.D, g.Probes, g.MeanControlGain, g.MeanGain, stats.Mean(g.SecondLoss), stats.Mean(g.ControlLoss), stats.Mean(g.FirstLoss))
 	}
-	s.rc.Logf("copy probe: %d passes, %d tokens in %.3f s", len(seqs), cp.Tokens, time.Since(start).Seconds())
+	s.rc.Logf("copy probe: %d passes (a probe pass and a control pass per gap), %d tokens in %.3f s", 2*len(seqs), cp.Tokens, time.Since(start).Seconds())
 	return cp, nil
 }

@@ -20,7 +20,8 @@ import (
 
 // copyDataset tokenizes (bytes) a training file and four held-out
 // documents of 1,200 random letters: 4,804 held-out tokens, more than the
-// probes of copyTestConfig need (2,463), so that their text never repeats.
+// probes of copyTestConfig read, so that their text never repeats
+// (TestCopyLayout fails when a held-out token is read twice).
 func copyDataset(t *testing.T) *shards.Dataset {
 	return letterDataset(t, 3, 4, func(int) int { return 1200 })
 }
@@ -52,35 +53,43 @@ func TestCopyPlanCPU(t *testing.T) {
 	if got := cfg.copyPlan(CopyProbeLen); !reflect.DeepEqual(got, want) {
 		t.Errorf("plan %v, want %v", got, want)
 	}
-	if got := cfg.copyTokens(); got != 157748 {
-		t.Errorf("copy tokens %d, want 157,748", got)
+	if got := cfg.copyTokens(); got != 2*157364 {
+		t.Errorf("copy tokens %d, want 2 x 157,364 (each gap's pass and its control pass)", got)
+	}
+	text := 0
+	for _, p := range cfg.copyPlan(CopyProbeLen) {
+		text += p.d * p.probes
+	}
+	if text != 154175 {
+		t.Errorf("the probes read %d tokens of text; the comment on copyLayout says 154,175", text)
 	}
 	cfg.RopeScaling = "yarn"
 	if cfg.copyPlan(CopyProbeLen) != nil || cfg.copyTokens() != 0 {
 		t.Errorf("a probe under an inference-time RoPE extension")
 	}
 	if small := NewConfig("rope", "test", 8, []int{1, 8}, 2, 1); small.copyPlan(CopyProbeLen) != nil {
-		t.Errorf("a probe at L_max = 64, where no gap of 16 fits beside three strings of 32")
+		t.Errorf("a probe at L_max = 64, where no gap of 16 fits beside two strings of 32")
 	}
-	// L_max = 3m + 33 is the shortest with a probe: its longest gap holds
-	// R; one less and neither it nor a gap of 16 with R before fits.
-	edge := Config{CopyProbe: true, Context: 3*CopyProbeLen + 33, Multipliers: []int{1}}
-	if p := edge.copyPlan(CopyProbeLen); len(p) != 2 || p[1].d != CopyProbeLen+32 || !controlInGap(p[1].d, CopyProbeLen) {
-		t.Errorf("at L_max = 3m + 33 the plan %v, want the gaps 16 and m + 32", p)
+	// L_max = 2m + 17 is the shortest with a probe, a gap of 16; one
+	// less and none fits.
+	edge := Config{CopyProbe: true, Context: 2*CopyProbeLen + 17, Multipliers: []int{1}}
+	if p := edge.copyPlan(CopyProbeLen); !reflect.DeepEqual(p, []copyGapPlan{{16, 1}}) {
+		t.Errorf("at L_max = 2m + 17 the plan %v, want one probe at the gap 16", p)
 	}
 	edge.Context--
 	if p := edge.copyPlan(CopyProbeLen); p != nil {
-		t.Errorf("at L_max = 3m + 32 the plan %v, want none", p)
+		t.Errorf("at L_max = 2m + 16 the plan %v, want none", p)
 	}
 }
 
 // TestCopyLayout: in every sequence the probes lie one after another
 // within L_max; each string (S and its control R) is new and free of the
 // end-of-document id; S's second copy equals its first, d tokens after
-// it; R ends copyControlLead tokens before the second copy when d >= m +
-// 32, else before the first copy; every other token is held-out text,
-// read in order, no two probes sharing a token; two calls give the same
-// bytes. A control that reuses S (copyBroken "reuse") fails.
+// it; every other token is held-out text, read in order, no two probes
+// sharing a token; the control sequence is the probe sequence with each
+// first copy R instead of S; two calls give the same bytes. A control
+// that reuses S (copyBroken "reuse") and a control pass with other text
+// ("text") fail.
 func TestCopyLayout(t *testing.T) {
 	ds, cfg, m := copyDataset(t), copyTestConfig(), copyTestM
 	seqs, err := copyLayout(ds, cfg, 257, m)
@@ -104,20 +113,22 @@ func TestCopyLayout(t *testing.T) {
 		t.Errorf("%d faults, the first: %s", len(errs), errs[0])
 	}
 
-	copyBroken = "reuse"
 	defer func() { copyBroken = "" }()
-	broken, err := copyLayout(ds, cfg, 257, m)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(layoutErrors(broken, cfg, held, m)) == 0 {
-		t.Errorf("a control string that is S again passes: the check cannot fail")
+	for _, mut := range []string{"reuse", "text"} {
+		copyBroken = mut
+		broken, err := copyLayout(ds, cfg, 257, m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(layoutErrors(broken, cfg, held, m)) == 0 {
+			t.Errorf("the mutation %q passes: the check cannot fail", mut)
+		}
 	}
 }
 
 // layoutErrors checks the layout against the plan and the spec: the
-// positions of the copies and of R are computed here from d, not read
-// from the probes.
+// positions of the copies are computed here from d, not read from the
+// probes.
 func layoutErrors(seqs []copySeq, cfg Config, held *shards.Tokens, m int) []string {
 	var errs []string
 	fail := func(format string, a ...any) { errs = append(errs, fmt.Sprintf(format, a...)) }
@@ -130,28 +141,21 @@ func layoutErrors(seqs []copySeq, cfg Config, held *shards.Tokens, m int) []stri
 	var strs [][]int32
 	for k, seq := range seqs {
 		d := plan[k].d
-		per := 2*m + d // S, the gap (R inside), S
-		if d < m+32 {
-			per += m + 16 // R and 16 tokens of text before the first copy
-		}
-		if seq.d != d || len(seq.probes) != plan[k].probes || len(seq.tokens) != plan[k].probes*per || len(seq.tokens)-1 > cfg.longest() {
-			fail("gap %d: %d tokens, %d probes; the plan says %v (L_max %d)", seq.d, len(seq.tokens), len(seq.probes), plan[k], cfg.longest())
+		per := 2*m + d // S, the gap, S
+		if seq.d != d || len(seq.probes) != plan[k].probes || len(seq.tokens) != plan[k].probes*per || len(seq.tokens)-1 > cfg.longest() || len(seq.control) != len(seq.tokens) {
+			fail("gap %d: %d tokens (control %d), %d probes; the plan says %v (L_max %d)", seq.d, len(seq.tokens), len(seq.control), len(seq.probes), plan[k], cfg.longest())
 			continue
 		}
 		for i, p := range seq.probes {
-			begin := i * per
-			start, control := begin, begin+m+d-16-m // R ends 16 tokens before the second copy
-			if d < m+32 {
-				control, start = begin, begin+m+16 // R, 16 tokens, then S
-			}
+			start := i * per
 			second := start + m + d
-			if p.begin != begin || p.start != start || p.control != control {
-				fail("gap %d probe %d: begins at %d, S at %d, R at %d; want %d, %d, %d", d, i, p.begin, p.start, p.control, begin, start, control)
+			if p.start != start {
+				fail("gap %d probe %d: S at %d; want %d", d, i, p.start, start)
 				continue
 			}
-			s, r := seq.tokens[start:start+m], seq.tokens[control:control+m]
-			if !slices.Equal(s, seq.tokens[second:second+m]) {
-				fail("gap %d probe %d: the second copy differs from the first", d, i)
+			s, r := seq.tokens[start:start+m], seq.control[start:start+m]
+			if !slices.Equal(s, seq.tokens[second:second+m]) || !slices.Equal(s, seq.control[second:second+m]) {
+				fail("gap %d probe %d: a second copy (probe or control pass) differs from the first copy", d, i)
 			}
 			for _, x := range slices.Concat(s, r) {
 				if x == held.EOT() || x < 0 || x >= 257 {
@@ -164,13 +168,8 @@ func layoutErrors(seqs []copySeq, cfg Config, held *shards.Tokens, m int) []stri
 				}
 				strs = append(strs, str)
 			}
-			j := 0 // the probe's text tokens so far
-			for q := begin; q < begin+per; q++ {
-				if (q >= start && q < start+m) || (q >= second && q < second+m) || (q >= control && q < control+m) {
-					continue
-				}
-				pos := (p.textAt + int64(j)) % n
-				j++
+			for q := start + m; q < second; q++ {
+				pos := (p.textAt + int64(q-start-m)) % n
 				if used[pos] {
 					fail("gap %d probe %d: held-out token %d is in another probe too", d, i, pos)
 				}
@@ -178,9 +177,9 @@ func layoutErrors(seqs []copySeq, cfg Config, held *shards.Tokens, m int) []stri
 				if got := seq.tokens[q]; got != held.At(pos) {
 					fail("gap %d probe %d, token %d: %d, the held-out text has %d", d, i, q, got, held.At(pos))
 				}
-			}
-			if j != per-3*m {
-				fail("gap %d probe %d: %d tokens of text, want %d", d, i, j, per-3*m)
+				if seq.control[q] != seq.tokens[q] {
+					fail("gap %d probe %d, token %d: the control pass has %d, the probe pass %d", d, i, q, seq.control[q], seq.tokens[q])
+				}
 			}
 		}
 	}
@@ -190,19 +189,19 @@ func layoutErrors(seqs []copySeq, cfg Config, held *shards.Tokens, m int) []stri
 // fmtSeqs is a layout in exported fields, for its JSON bytes.
 func fmtSeqs(seqs []copySeq) any {
 	type probe struct {
-		Index, Begin, Start, Control int
-		TextAt                       int64
+		Index, Start int
+		TextAt       int64
 	}
 	type seq struct {
-		D      int
-		Tokens []int32
-		Probes []probe
+		D               int
+		Tokens, Control []int32
+		Probes          []probe
 	}
 	var out []seq
 	for _, s := range seqs {
-		o := seq{D: s.d, Tokens: s.tokens}
+		o := seq{D: s.d, Tokens: s.tokens, Control: s.control}
 		for _, p := range s.probes {
-			o.Probes = append(o.Probes, probe{p.index, p.begin, p.start, p.control, p.textAt})
+			o.Probes = append(o.Probes, probe{p.index, p.start, p.textAt})
 		}
 		out = append(out, o)
 	}
@@ -212,12 +211,13 @@ func fmtSeqs(seqs []copySeq) any {
 // copyRef is a reference's gains at one gap, raw and controlled.
 type copyRef struct{ raw, control []float64 }
 
-// referenceGains scores each packed sequence with LogProbs once and
-// averages the losses of each copy's tokens 2..m by direct indexing: the
-// token at position p is predicted at p-1. The control string's loss is
-// scored directly, by a pass of its own over the sequence up to R's last
-// token, R placed by the spec (16 tokens before the second copy when d >=
-// m + 32, else 16 before the first), not read from the layout.
+// referenceGains scores each packed probe sequence with LogProbs once
+// and averages the losses of each copy's tokens 2..m by direct indexing:
+// the token at position p is predicted at p-1. The controlled gain's
+// second-copy loss is scored directly, by a pass of its own over the
+// probe sequence up to that copy's last token with the first copy's
+// tokens swapped for the control sequence's there (built here, not read
+// from the control sequence past the first copy).
 func referenceGains(t *testing.T, m *nativeeval.Model, seqs []copySeq, M int) []copyRef {
 	t.Helper()
 	logProbs := func(tokens []int32) []float64 {
@@ -231,18 +231,19 @@ func referenceGains(t *testing.T, m *nativeeval.Model, seqs []copySeq, M int) []
 	for _, seq := range seqs {
 		lp := logProbs(seq.tokens)
 		var ref copyRef
-		for _, p := range seq.probes {
+		for i, p := range seq.probes {
 			second := p.start + M + seq.d
-			control := second - 16 - M
-			if seq.d < M+32 {
-				control = p.start - 16 - M
+			ctlSeq := slices.Clone(seq.tokens[:second+M])
+			for q := range i + 1 { // every first copy up to this probe's
+				s := seq.probes[q].start
+				copy(ctlSeq[s:s+M], seq.control[s:s+M])
 			}
-			direct := logProbs(seq.tokens[:control+M])
+			direct := logProbs(ctlSeq)
 			var first, sec, ctl float64
 			for j := 1; j < M; j++ {
 				first += -lp[p.start+j-1]
 				sec += -lp[second+j-1]
-				ctl += -direct[control+j-1]
+				ctl += -direct[second+j-1]
 			}
 			ref.raw = append(ref.raw, (first-sec)/float64(M-1))
 			ref.control = append(ref.control, (ctl-sec)/float64(M-1))
@@ -282,9 +283,9 @@ func gainsDiffer(t *testing.T, cp *CopyProbe, ref []copyRef) (raw, control float
 
 // TestCopyGainsMatchReference: the gains of the packed passes equal a
 // direct float64 sum over the same packed passes' log-probs, and the
-// controlled gains one over a direct pass up to the control string; a
-// second copy's span shifted by one (copyBroken "offset") and a control's
-// shifted by one ("control") disagree.
+// controlled gains one over a direct pass of the control layout up to
+// the second copy; a second copy's span shifted by one (copyBroken
+// "offset") and the control pass's shifted by one ("control") disagree.
 func TestCopyGainsMatchReference(t *testing.T) {
 	ds, cfg, M := copyDataset(t), copyTestConfig(), copyTestM
 	m := tinyModel(t, cfg.Context)
@@ -334,8 +335,9 @@ func TestCopyGainsMatchReference(t *testing.T) {
 
 // TestCopyGainsFakeScores: a scorer whose loss is 1 nat lower on every
 // second copy's tokens 2..m gives a gain of exactly 1 on every probe; one
-// that is the same on both copies gives 0; a control string's loss 0.25
-// above the first copy's adds 0.25 to the controlled gain.
+// that is the same on both copies gives 0; a control pass whose second
+// copy's loss is 0.25 above the first copy's gives a controlled gain of
+// 0.25 more. The scorer tells the two passes apart by their tokens.
 func TestCopyGainsFakeScores(t *testing.T) {
 	ds, cfg, M := copyDataset(t), copyTestConfig(), copyTestM
 	seqs, err := copyLayout(ds, cfg, 257, M)
@@ -346,10 +348,14 @@ func TestCopyGainsFakeScores(t *testing.T) {
 		name  string
 		lower float64
 	}{{"copies", 1}, {"no retrieval", 0}} {
-		k := 0
+		calls := 0
 		score := func(_ context.Context, tokens, targets []int32) ([]float64, error) {
-			seq := seqs[k]
-			k++
+			seq := seqs[calls/2]
+			calls++
+			control := slices.Equal(tokens, seq.control[:len(seq.control)-1])
+			if !control && !slices.Equal(tokens, seq.tokens[:len(seq.tokens)-1]) {
+				return nil, fmt.Errorf("a pass over neither sequence of the gap %d", seq.d)
+			}
 			loss := make([]float64, len(tokens))
 			for i := range loss {
 				loss[i] = 3 + 0.01*float64(i%7) // position-dependent: a span read at another offset gives another gain
@@ -357,8 +363,11 @@ func TestCopyGainsFakeScores(t *testing.T) {
 			for _, p := range seq.probes {
 				first, second := p.start, p.start+M+seq.d
 				for j := 1; j < M; j++ {
-					loss[second+j-1] = loss[first+j-1] - tc.lower
-					loss[p.control+j-1] = loss[first+j-1] + 0.25
+					if control {
+						loss[second+j-1] = loss[first+j-1] + 0.25
+					} else {
+						loss[second+j-1] = loss[first+j-1] - tc.lower
+					}
 				}
 			}
 			return loss, nil
@@ -366,6 +375,9 @@ func TestCopyGainsFakeScores(t *testing.T) {
 		cp, err := copyGains(context.Background(), seqs, M, score, nil)
 		if err != nil {
 			t.Fatal(err)
+		}
+		if calls != 2*len(seqs) {
+			t.Errorf("%d passes for %d gaps, want two per gap", calls, len(seqs))
 		}
 		for _, g := range cp.Gaps {
 			for i, v := range g.Gain {
@@ -381,8 +393,8 @@ func TestCopyGainsFakeScores(t *testing.T) {
 }
 
 // TestCopyProbeInEvaluate: evaluate records the probe (m = 32; at L_max
-// = 256 the gaps 16 (2 probes, R before the first copy), 32 (R before),
-// 64, 128 and 191 (R inside), one probe each), with the controlled gains,
+// = 256 the gaps 16 (2 probes), 32, 64, 128 and 191, one probe each),
+// with the controlled gains,
 // counts its tokens into the progress, and gives the same bytes twice.
 func TestCopyProbeInEvaluate(t *testing.T) {
 	ds := prefixDataset(t)
@@ -411,7 +423,7 @@ func TestCopyProbeInEvaluate(t *testing.T) {
 		if c == nil || c.M != CopyProbeLen || !slices.Equal(ds, []int{16, 32, 64, 128, 191}) || !slices.Equal(probes, []int{2, 1, 1, 1, 1}) || c.Tokens != cfg.copyTokens() {
 			t.Fatalf("copy probe %+v: gaps %v, probes %v", c, ds, probes)
 		}
-		if res.Format != 5 {
+		if res.Format != 6 {
 			t.Errorf("format %d", res.Format)
 		}
 		b, err := json.Marshal(res)

@@ -20,8 +20,11 @@ import (
 // 4 added Result.Mechanism (the mechanism probe) and Result.Copy (the
 // copy probe, copyprobe.go). 5 added the copy probe's control string
 // (CopyGap.ControlLoss and ControlGain; R takes m of the gap's tokens at
-// d >= m + 32, so that a format 4 probe's gap held other text).
-const FormatVersion = 5
+// d >= m + 32, so that a format 4 probe's gap held other text). 6 made
+// the copy probe's control context-matched (a control pass with each
+// first copy replaced by a fresh string; R no longer in the probe
+// sequence, whose gap is text again as in format 4).
+const FormatVersion = 6
 
 // Result is the content of eval.json.
 type Result struct {

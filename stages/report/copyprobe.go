@@ -9,19 +9,20 @@ import (
 	"routebench/stats"
 )
 
-// The copy probe (evaluate's CopyProbe, eval.json format 4; its control
-// string from format 5): per variant and gap d, the mean controlled gain
-// (the control string's loss minus the second copy's: the headline, since
-// both sit at nearly the same position, so that the loss's own dependence
-// on position cancels) and beside it the raw gain (the first copy's loss
-// minus the second's, as before the control). With 3 or more seeds each
+// The copy probe (evaluate's CopyProbe, eval.json format 4; its
+// context-matched control from format 6): per variant and gap d, the mean
+// controlled gain (the second copy's loss in the control pass, where its
+// first copy was another string, minus its loss in the probe pass: the
+// headline, retrieval alone) and beside it the raw gain (the first copy's
+// loss minus the second's, which mixes in position and context). With 3 or more seeds each
 // interval is a t interval over seeds of each seed's mean over its probes
 // (the probes are the same strings and text for every model of a seed,
 // and too few at the long gaps, 1 at the longest, for an interval over
 // probes); with fewer seeds there is no interval, and the cell gives the
-// range of the probes' gains instead. A result without the control
-// (format 4) has no controlled gain: "-" in the table, no point in the
-// plot.
+// range of the probes' gains instead. A result without the
+// context-matched control (before format 6; format 5's control was
+// confounded by its layout) has no controlled gain: "-" in the table, no
+// point in the plot.
 
 // PlotCopyProbe is the copy probe's plot, relative to the output.
 const PlotCopyProbe = "results/copy_gain.png"
@@ -33,7 +34,7 @@ const copySeedsForT = 3
 type copyStat struct {
 	est      stats.Estimate // the t interval over seeds (Covers "seeds"), or the mean with NaN bounds
 	min, max float64        // the range of the probes' gains (fewer than copySeedsForT seeds)
-	ok       bool           // false: some seed's result has no such gain (the control before format 5)
+	ok       bool           // false: some seed's result has no such gain (the control before format 6)
 }
 
 // copyCell is one variant at one gap.
@@ -41,7 +42,7 @@ type copyCell struct {
 	d, probes int // probes per seed
 	seeds     int
 	raw       copyStat // first copy - second copy
-	control   copyStat // control string - second copy
+	control   copyStat // second copy in the control pass - in the probe pass
 }
 
 // copyRow is one variant's cells, in gap order.
@@ -92,7 +93,7 @@ func copyGains(vs []*variantData) []copyRow {
 					ds = append(ds, cg.D)
 				}
 				raw[cg.D] = append(raw[cg.D], cg.Gain)
-				control[cg.D] = append(control[cg.D], cg.ControlGain)
+				control[cg.D] = append(control[cg.D], cg.ContextMatchedGains(r.Format))
 			}
 		}
 		slices.Sort(ds)
@@ -138,18 +139,15 @@ func renderCopyProbe(b *strings.Builder, vs []*variantData) {
 		return
 	}
 	fmt.Fprintf(b, "### Copy probe\n\n"+
-		"Zero-shot retrieval: a random string S of m = %d tokens, then a gap of d tokens of held-out text, then S again; "+
-		"a control string R of m tokens, never repeated, sits in the gap 16 tokens of text before the second copy (at gaps under m + 32: 16 tokens before the first copy). "+
-		"Two gains, neither a clean measure of retrieval: the controlled gain = mean loss over R's tokens 2..m - mean loss over the second copy's tokens 2..m "+
-		"(R and the second copy sit at nearly the same position, so the loss's own dependence on position cancels), "+
-		"and the raw gain = mean loss over the first copy's tokens 2..m - the second copy's, which mixes that dependence in at long gaps "+
-		"(a model past its training length predicting near uniformly scores random tokens better by itself) (nats per token; the first token of a string is unpredictable, so left out). "+
-		"**The control is confounded by its layout**: the second copy follows R by 16 tokens while R follows plain text (at d = 64 both follow a random string 16 tokens back; at d = 16 R precedes the first copy), "+
-		"so a model whose loss on random tokens changes after a recent random string shifts the controlled gain at every gap; "+
-		"a gain of one sign in every variant, nope included, at the same gaps is that layout, not retrieval. A context-matched control (the same layout with the first copy replaced by a fresh string, a second pass) is the fix, not yet built. "+
-		"A large gain: the model retrieves S from about d tokens back; 0: it does not. The probes of one gap share one forward pass; the column heads give d and the probes per seed. "+
+		"Zero-shot retrieval: a random string S of m = %d tokens, then a gap of d tokens of held-out text, then S again. "+
+		"The control is context-matched: a second pass over the same sequence with the first copy replaced by a fresh string R, so that the second copy is S seen for the first time, "+
+		"at the same position, after the same text, with a random string d tokens back; only the match is missing. "+
+		"**Controlled gain** (the headline, retrieval alone) = the second copy's mean loss over its tokens 2..m in the control pass - in the probe pass. "+
+		"The raw gain = the first copy's mean loss - the second copy's, which also mixes in the copies' different positions (a model past its training length that predicts near uniformly scores random tokens better by itself) "+
+		"and their different contexts (the second copy follows a random string, the first follows text) (nats per token; the first token of a string is unpredictable, so left out). "+
+		"A large controlled gain: the model retrieves S from about d tokens back; 0: it does not. The probes of one gap share one forward pass and its control pass; the column heads give d and the probes per seed. "+
 		"Cells: the mean gain over seeds and probes, with the %s t interval over seeds (each seed's mean over its probes) where the variant has %d or more seeds, "+
-		"otherwise the mean over its probes with their range in parentheses; - : no control recorded (eval.json before format 5).\n\n", m, confidenceText, copySeedsForT)
+		"otherwise the mean over its probes with their range in parentheses; - : no context-matched control recorded (eval.json before format 6).\n\n", m, confidenceText, copySeedsForT)
 	var cols []copyCell // every gap any variant has, in order
 	for _, r := range rows {
 		for _, c := range r.cells {
@@ -212,7 +210,7 @@ func copyProbePlot(vs []*variantData, path string) error {
 	}
 	const x, y = "gap d between the copies (tokens, log scale)", "copy gain (nats/token)"
 	return IntervalPanels(path, []Panel{
-		{Title: "Copy probe, controlled: control string - second copy", X: x, Y: y, Ticks: log2Ticks{}, Series: panel(func(c copyCell) copyStat { return c.control })},
+		{Title: "Copy probe, controlled: second copy, control pass - probe pass", X: x, Y: y, Ticks: log2Ticks{}, Series: panel(func(c copyCell) copyStat { return c.control })},
 		{Title: "Copy probe, raw: first copy - second copy", X: x, Y: y, Ticks: log2Ticks{}, Series: panel(func(c copyCell) copyStat { return c.raw })},
 	})
 }

@@ -13,14 +13,16 @@ import (
 )
 
 // copyFixture: alibi at three seeds, rope at one, and xpos at one from
-// before the control (format 4); gaps 16 (3 probes) and 63 (1 probe).
+// before the context-matched control (format 5: its ControlGain is the
+// confounded in-gap control, which readers must leave out); gaps 16 (3
+// probes) and 63 (1 probe).
 // Gains differ by seed, probe and gap, and the controlled gains from the
 // raw ones (the control's loss lies below the first copy's by more at
 // the long gap, as for a model past its training length), so that a cell
 // read from another gap or the other gain, or probes pooled over seeds,
 // give other numbers.
 func copyFixture() []*variantData {
-	run := func(variant string, seed int, control bool) *variantData {
+	run := func(variant string, seed int, contextMatched bool) *variantData {
 		cp := &evaluate.CopyProbe{M: 32}
 		for k, d := range []int{16, 63} {
 			g := evaluate.CopyGap{D: d, Probes: 3 - 2*k}
@@ -29,20 +31,18 @@ func copyFixture() []*variantData {
 				second := first - (1 + 0.3*float64(seed) + 0.05*float64(i*i) - 0.5*float64(k))
 				g.FirstLoss, g.SecondLoss = append(g.FirstLoss, first), append(g.SecondLoss, second)
 				g.Gain = append(g.Gain, first-second)
-				if control {
+				{ // format 5 recorded a control too, another one
 					ctl := first - 0.1 - 0.4*float64(k) + 0.02*float64(seed*i)
 					g.ControlLoss, g.ControlGain = append(g.ControlLoss, ctl), append(g.ControlGain, ctl-second)
 				}
 			}
 			g.MeanGain = stats.Mean(g.Gain)
-			if control {
-				g.MeanControlGain = stats.Mean(g.ControlGain)
-			}
+			g.MeanControlGain = stats.Mean(g.ControlGain)
 			cp.Gaps = append(cp.Gaps, g)
 		}
 		format := evaluate.FormatVersion
-		if !control {
-			format = 4
+		if !contextMatched {
+			format = evaluate.CopyControlFormat - 1
 		}
 		res := &evaluate.Result{Format: format, Variant: variant, Protocol: evaluate.Config{Context: 16}, Copy: cp}
 		return &variantData{name: variant, variant: variant, seed: uint64(seed), eval: res}
@@ -98,7 +98,7 @@ func TestCopyProbeSection(t *testing.T) {
 	}
 	old := rows[2].cells[0]
 	if old.control.ok || !old.raw.ok || copyCellText(old, old.control) != "-" {
-		t.Errorf("xpos (format 4) at 16: %+v, want a raw gain and no controlled one", old)
+		t.Errorf("xpos (format 5, its in-gap control) at 16: %+v, want a raw gain and no controlled one", old)
 	}
 
 	var b strings.Builder

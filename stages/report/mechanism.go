@@ -501,8 +501,8 @@ func appendMechanism(out []tidyRow, base tidyRow, r *evaluate.Result) []tidyRow 
 			b := base
 			b.L = g.D
 			out = appendWindowed(out, b, "copy_gain", g.Gain)
-			if len(g.ControlGain) > 0 { // format 5 on
-				out = appendWindowed(out, b, "copy_gain_controlled", g.ControlGain)
+			if ctl := g.ContextMatchedGains(r.Format); len(ctl) > 0 {
+				out = appendWindowed(out, b, "copy_gain_controlled", ctl)
 			}
 		}
 	}

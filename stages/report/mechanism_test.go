@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -88,6 +89,11 @@ func TestClaimsV4M(t *testing.T) {
 func TestTidyMechanism(t *testing.T) {
 	r := mechRun(rand.New(rand.NewPCG(1, 1)), "random-qk", func(int) float64 { return 0.5 }, func(int) float64 { return 0.4 })
 	r.Copy = &evaluate.CopyProbe{Gaps: []evaluate.CopyGap{{D: 64, Gain: []float64{0.1, 0.3}, ControlGain: []float64{0.05, 0.15}}, {D: 128, Gain: []float64{0.4}}}}
+	r.Format = evaluate.CopyControlFormat - 1 // format 5's in-gap control: no controlled rows
+	if old := appendMechanism(nil, tidyRow{Variant: "random-qk", Window: -1}, r); slices.ContainsFunc(old, func(x tidyRow) bool { return x.Metric == "copy_gain_controlled" }) {
+		t.Errorf("format 5's confounded control reaches the tidy rows")
+	}
+	r.Format = evaluate.FormatVersion
 	rows := appendMechanism(nil, tidyRow{Variant: "random-qk", Window: -1}, r)
 	count := map[string]int{}
 	for _, x := range rows {
