@@ -6,22 +6,20 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"go/parser"
 	"go/token"
 	"io/fs"
 	"path"
 	"runtime"
 	"runtime/debug"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
 
 	"routebench"
 )
 
-// The code salt of a stage is the hash of the source of the packages that
-// implement it and of every routebench package they import, transitively,
+// The code salt of a stage is the hash of the source (its canonical form,
+// without comments or layout: canon.go) of the packages that implement it and of every routebench package they import, transitively,
 // plus the third-party modules those same packages can use (path, version
 // and go.sum h1 hash), the Go version and the architecture.
 //
@@ -117,6 +115,13 @@ func (t *sourceTree) index(src fs.FS) error {
 		if err != nil {
 			return err
 		}
+		canon, imports, err := canonicalSource(fset, p, data)
+		if err != nil {
+			return err
+		}
+		if canon == nil {
+			return nil // a file no build compiles (canon.go)
+		}
 		dir := path.Dir(p)
 		imp := modulePath
 		if dir != "." {
@@ -127,20 +132,9 @@ func (t *sourceTree) index(src fs.FS) error {
 			pkg = &sourcePkg{}
 			t.pkgs[imp] = pkg
 		}
-		fh := sha256.Sum256(data)
+		fh := sha256.Sum256(canon)
 		pkg.files = append(pkg.files, sourceFile{path.Base(p), hex.EncodeToString(fh[:])})
-		if strings.HasSuffix(p, ".go") {
-			f, err := parser.ParseFile(fset, p, data, parser.ImportsOnly)
-			if err != nil {
-				return fmt.Errorf("code salt: parsing %s: %w", p, err)
-			}
-			for _, is := range f.Imports {
-				ip, _ := strconv.Unquote(is.Path.Value)
-				if ip == modulePath || strings.HasPrefix(ip, modulePath+"/") {
-					pkg.imports = append(pkg.imports, ip)
-				}
-			}
-		}
+		pkg.imports = append(pkg.imports, imports...)
 		return nil
 	})
 }
