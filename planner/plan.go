@@ -108,7 +108,11 @@ func build(p Profile) (*pipeline.Plan, []runStages, error) {
 		all = append(all, evalToks[i])
 		in.EvalCorpora = append(in.EvalCorpora, report.EvalCorpus{Name: c.Name, Evaluate: map[string]*pipeline.Stage{}})
 	}
-	rep := report.Config{Profile: p.Name, Variants: variants, Commit: commit(), SeedVariants: p.SeedVariants}
+	label, err := commit()
+	if err != nil {
+		return nil, nil, fmt.Errorf("profile %s: %w", p.Name, err)
+	}
+	rep := report.Config{Profile: p.Name, Variants: variants, Commit: label, SeedVariants: p.SeedVariants}
 	for _, c := range corpora {
 		rep.EvalCorpora = append(rep.EvalCorpora, c.Name)
 	}

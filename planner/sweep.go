@@ -206,7 +206,11 @@ func BuildSweep(sw *Sweep) (*pipeline.Plan, error) {
 	}
 	var canons []*canon
 	bySig := map[string]*canon{}
-	scfg := study.Config{Name: sw.Name, Profile: sw.Profile, Config: sw.Config, Set: sw.Set, Commit: commit()}
+	label, err := commit()
+	if err != nil {
+		return nil, fmt.Errorf("sweep %s: %w", sw.Name, err)
+	}
+	scfg := study.Config{Name: sw.Name, Profile: sw.Profile, Config: sw.Config, Set: sw.Set, Commit: label}
 	for _, ax := range sw.Axes {
 		a := study.Axis{Key: ax.Key, With: sortedKeys(ax.With)}
 		for _, v := range ax.Values {
