@@ -3,7 +3,6 @@ package report
 import (
 	"fmt"
 	"math"
-	"slices"
 	"strings"
 
 	"routebench/stages/evaluate"
@@ -28,21 +27,6 @@ const (
 	V3XSuffix = "-v3x"
 	V5KSuffix = "-v5k"
 )
-
-// exploratorySeeds are seeds some design choice was made on (the pilot
-// and the runs before claims v3): a v3 verdict on any of them is
-// exploratory, not confirmatory (docs/statistics.md).
-var exploratorySeeds = []uint64{1, 2, 3, 11, 12, 13, 14, 15}
-
-// Exploratory reports whether seeds include one used for a design choice.
-func Exploratory(seeds []uint64) bool {
-	for _, s := range seeds {
-		if slices.Contains(exploratorySeeds, s) {
-			return true
-		}
-	}
-	return false
-}
 
 // v3Part is one interval a v3 claim reads: its per-(seed, window) log
 // values, the estimate, the edge and the side the claim puts it on.
@@ -98,6 +82,9 @@ type V3 struct {
 	Covers   string
 	Power    float64 // at the design, for the decisive part
 	Need     string  // seeds (or windows) for 80% power
+	// Invalid, when set, is why the criterion was found invalid after its
+	// run (registrations.json); Beside, what RESULTS.md shows beside it.
+	Invalid, Beside string
 }
 
 // v3Judge reads seed-by-variant results.
@@ -180,121 +167,158 @@ func lossRow(rs []*evaluate.Result, L int) ([]float64, error) {
 	return stats.Differences(a.WindowLoss, b.WindowLoss)
 }
 
-// ClaimsV3 judges the v3 claims over perSeed (seed i's results by
-// variant; seeds their training seeds, for the exploratory label).
-func ClaimsV3(perSeed []map[string]*evaluate.Result, seeds []uint64) ([]Claim, []V3) {
-	j := v3Judge{perSeed}
-	flat := math.Log(flatLimitV2)
-	// one is a one-interval part at multiplier m (0: the longest), named
-	// what at the length it was read at (a profile may stop short of 16T).
-	one := func(what string, vs []string, m int, f func(rs []*evaluate.Result, L int) ([]float64, error), edge float64, side decide.Side) (v3Part, error) {
-		y, err := j.table(vs, m, f)
+// one is a one-interval part at multiplier m (0: the longest), named what
+// at the length it was read at (a profile may stop short of 16T).
+func (j v3Judge) one(what string, vs []string, m int, f func(rs []*evaluate.Result, L int) ([]float64, error), edge float64, side decide.Side) (v3Part, error) {
+	y, err := j.table(vs, m, f)
+	if err != nil {
+		return v3Part{}, err
+	}
+	r := j.perSeed[seedsWith(j.perSeed, vs...)[0]][vs[0]]
+	return newPart(fmt.Sprintf("%s at %dT", what, r.Lengths[lengthIndex(r, m)].Multiplier), y, edge, side, true), nil
+}
+
+// at16And128 is f's part at 16T and at the longest length, in that order
+// (a profile whose longest length is <= 16T reads one length once).
+func (j v3Judge) at16And128(what string, vs []string, f func(rs []*evaluate.Result, L int) ([]float64, error), edge float64, side decide.Side) ([]v3Part, error) {
+	var ps []v3Part
+	seen := map[string]bool{}
+	for _, m := range []int{16, 0} {
+		p, err := j.one(what, vs, m, f, edge, side)
 		if err != nil {
-			return v3Part{}, err
+			return nil, err
 		}
-		r := j.perSeed[seedsWith(j.perSeed, vs...)[0]][vs[0]]
-		return newPart(fmt.Sprintf("%s at %dT", what, r.Lengths[lengthIndex(r, m)].Multiplier), y, edge, side, true), nil
-	}
-	// flatAt16And128 is each variant's "flat" part (prefix ratio <= 1.10)
-	// at 16T and at the longest length, in that order.
-	flatAt16And128 := func(vs ...string) ([]v3Part, error) {
-		var ps []v3Part
-		for _, v := range vs {
-			seen := map[string]bool{} // a profile whose longest length is <= 16T reads one length once
-			for _, m := range []int{16, 0} {
-				p, err := one(v, []string{v}, m, prefixRow, flat, decide.Below)
-				if err != nil {
-					return nil, err
-				}
-				if !seen[p.what] {
-					seen[p.what] = true
-					ps = append(ps, p)
-				}
-			}
+		if !seen[p.what] {
+			seen[p.what] = true
+			ps = append(ps, p)
 		}
-		return ps, nil
 	}
-	specs := []v3Spec{
-		{"accumulated-beats-rope", "accumulated transformations extrapolate better than RoPE (C1)",
-			"at 16T, random-qk's prefix ratio over rope's (paired per seed and window): upper end < 1",
-			func() ([]v3Part, error) {
-				p, err := one("random-qk / rope", []string{"random-qk", "rope"}, 16, pairedRow, 0, decide.Below)
-				return []v3Part{p}, err
-			}},
-		{"value-transport", "transporting the values too (random-qkv) extrapolates better than Q/K only (C2)",
-			"at 128T, random-qkv's prefix ratio over random-qk's (paired): upper end < 1",
-			func() ([]v3Part, error) {
-				p, err := one("random-qkv / random-qk", []string{"random-qkv", "random-qk"}, 0, pairedRow, 0, decide.Below)
-				return []v3Part{p}, err
-			}},
-		{"alibi-flat", "ALiBi stays flat far beyond the training length",
-			"ALiBi's prefix ratio at 128T: upper end <= 1.10",
-			func() ([]v3Part, error) {
-				p, err := one("alibi", []string{"alibi"}, 0, prefixRow, flat, decide.Below)
-				return []v3Part{p}, err
-			}},
-		{"rotation-only-degrades", "rotation-only attention eventually degrades, as its far mass grows more than ALiBi's",
-			"random-qk's prefix ratio at 128T: lower end > 1; and its far-mass growth beyond T from 2T to 128T minus ALiBi's, t over seeds: lower end > 0",
-			func() ([]v3Part, error) {
-				p, err := one("random-qk", []string{"random-qk"}, 0, prefixRow, 0, decide.Above)
-				if err != nil {
-					return nil, err
-				}
-				y, err := j.table([]string{"random-qk", "alibi"}, 0, func(rs []*evaluate.Result, _ int) ([]float64, error) {
-					gq, _, _, okq := farGrowth(rs[:1])
-					ga, _, _, oka := farGrowth(rs[1:])
-					if !okq || !oka {
-						return nil, fmt.Errorf("no far mass beyond T at 2T and the longest length")
+	return ps, nil
+}
+
+// flatAt16And128 is each variant's "flat" part (prefix ratio <= 1.10) at
+// 16T and at the longest length, in that order.
+func (j v3Judge) flatAt16And128(vs ...string) ([]v3Part, error) {
+	var ps []v3Part
+	for _, v := range vs {
+		p, err := j.at16And128(v, []string{v}, prefixRow, math.Log(flatLimitV2), decide.Below)
+		if err != nil {
+			return nil, err
+		}
+		ps = append(ps, p...)
+	}
+	return ps, nil
+}
+
+// judgeRegistered judges specs, built over the runs the family with suffix reads
+// (Registration.selectSeeds), as one Holm family.
+func judgeRegistered(perSeed []map[string]*evaluate.Result, seeds []uint64, suffix string, specs func(j v3Judge) []v3Spec) ([]Claim, []V3) {
+	reg := registrationOf(suffix)
+	ps, ss := reg.selectSeeds(perSeed, seeds)
+	return judgeFamily(specs(v3Judge{ps}), ss, reg)
+}
+
+// ClaimsV3 judges the v3 claims, and the later families judged on the same
+// tables (v3x, v3x2, v5k), over perSeed (seed i's results by variant; seeds
+// their training seeds, which decide the runs each family reads and its
+// confirmatory label; nil: every run, no label).
+func ClaimsV3(perSeed []map[string]*evaluate.Result, seeds []uint64) ([]Claim, []V3) {
+	flat := math.Log(flatLimitV2)
+	claims, dec := judgeRegistered(perSeed, seeds, V3Suffix, func(j v3Judge) []v3Spec {
+		return []v3Spec{
+			{"accumulated-beats-rope", "accumulated transformations extrapolate better than RoPE (C1)",
+				"at 16T, random-qk's prefix ratio over rope's (paired per seed and window): upper end < 1",
+				func() ([]v3Part, error) {
+					p, err := j.one("random-qk / rope", []string{"random-qk", "rope"}, 16, pairedRow, 0, decide.Below)
+					return []v3Part{p}, err
+				}},
+			{"value-transport", "transporting the values too (random-qkv) extrapolates better than Q/K only (C2)",
+				"at 128T, random-qkv's prefix ratio over random-qk's (paired): upper end < 1",
+				func() ([]v3Part, error) {
+					p, err := j.one("random-qkv / random-qk", []string{"random-qkv", "random-qk"}, 0, pairedRow, 0, decide.Below)
+					return []v3Part{p}, err
+				}},
+			{"alibi-flat", "ALiBi stays flat far beyond the training length",
+				"ALiBi's prefix ratio at 128T: upper end <= 1.10",
+				func() ([]v3Part, error) {
+					p, err := j.one("alibi", []string{"alibi"}, 0, prefixRow, flat, decide.Below)
+					return []v3Part{p}, err
+				}},
+			{"rotation-only-degrades", "rotation-only attention eventually degrades, as its far mass grows more than ALiBi's",
+				"random-qk's prefix ratio at 128T: lower end > 1; and its far-mass growth beyond T from 2T to 128T minus ALiBi's, t over seeds: lower end > 0",
+				func() ([]v3Part, error) {
+					p, err := j.one("random-qk", []string{"random-qk"}, 0, prefixRow, 0, decide.Above)
+					if err != nil {
+						return nil, err
 					}
-					return []float64{gq - ga}, nil
-				})
-				if err != nil {
-					return nil, err
-				}
-				return []v3Part{p, newPart("far-mass growth random-qk - alibi", y, 0, decide.Above, false)}, nil
-			}},
-		{"learned-flat", "a learned token-dependent rotation keeps train-length perplexity far beyond T",
-			"learned-qk's and learned-qkv's prefix ratios at 16T and at 128T: all four upper ends <= 1.10",
-			func() ([]v3Part, error) { return flatAt16And128("learned-qk", "learned-qkv") }},
-		{"rotation-far-mass-control", "rotation plus an explicit far-mass control (random-qkv-alibi) stays flat while keeping the rotation's PPL at T",
-			"random-qkv-alibi's prefix ratio at 128T: upper end <= 1.10; and its PPL at T over random-qkv's (paired on the T windows): upper end <= 1.03",
-			func() ([]v3Part, error) { return j.control("random-qkv-alibi", "random-qkv") }},
-		{"path-far-mass-control", "PaTH plus FoX's forgetting gate (path-fox) stays flat while keeping PaTH's PPL at T",
-			"path-fox's prefix ratio at 128T: upper end <= 1.10; and its PPL at T over path's (paired on the T windows): upper end <= 1.03",
-			func() ([]v3Part, error) { return j.control("path-fox", "path") }},
-	}
-	claims, dec := judgeFamily(specs, seeds, V3Suffix)
+					y, err := j.table([]string{"random-qk", "alibi"}, 0, func(rs []*evaluate.Result, _ int) ([]float64, error) {
+						gq, _, _, okq := farGrowth(rs[:1])
+						ga, _, _, oka := farGrowth(rs[1:])
+						if !okq || !oka {
+							return nil, fmt.Errorf("no far mass beyond T at 2T and the longest length")
+						}
+						return []float64{gq - ga}, nil
+					})
+					if err != nil {
+						return nil, err
+					}
+					return []v3Part{p, newPart("far-mass growth random-qk - alibi", y, 0, decide.Above, false)}, nil
+				}},
+			{"learned-flat", "a learned token-dependent rotation keeps train-length perplexity far beyond T",
+				"learned-qk's and learned-qkv's prefix ratios at 16T and at 128T: all four upper ends <= 1.10",
+				func() ([]v3Part, error) { return j.flatAt16And128("learned-qk", "learned-qkv") }},
+			{"rotation-far-mass-control", "rotation plus an explicit far-mass control (random-qkv-alibi) stays flat while keeping the rotation's PPL at T",
+				"random-qkv-alibi's prefix ratio at 128T: upper end <= 1.10; and its PPL at T over random-qkv's (paired on the T windows): upper end <= 1.03",
+				func() ([]v3Part, error) { return j.control("random-qkv-alibi", "random-qkv") }},
+			{"path-far-mass-control", "PaTH plus FoX's forgetting gate (path-fox) stays flat while keeping PaTH's PPL at T",
+				"path-fox's prefix ratio at 128T: upper end <= 1.10; and its PPL at T over path's (paired on the T windows): upper end <= 1.03",
+				func() ([]v3Part, error) { return j.control("path-fox", "path") }},
+		}
+	})
 	// v3x (issue 41): a family of its own, so that adding it changes none
 	// of the seven's Holm adjustment (docs/statistics.md, claim v3x).
-	xs := []v3Spec{{"accumulated-beats-extended-rope", "accumulated transformations extrapolate better than RoPE extended at inference by YaRN (v3x)",
-		"random-qk's prefix ratio over rope+yarn's (paired per seed and window): upper end < 1 at 16T and at 128T",
-		func() ([]v3Part, error) {
-			var ps []v3Part
-			for _, m := range []int{16, 0} {
-				p, err := one("random-qk / rope+yarn", []string{"random-qk", "rope+yarn"}, m, pairedRow, 0, decide.Below)
-				if err != nil {
-					return nil, err
+	xc, xd := judgeRegistered(perSeed, seeds, V3XSuffix, func(j v3Judge) []v3Spec {
+		return []v3Spec{{"accumulated-beats-extended-rope", "accumulated transformations extrapolate better than RoPE extended at inference by YaRN (v3x)",
+			"random-qk's prefix ratio over rope+yarn's (paired per seed and window): upper end < 1 at 16T and at 128T",
+			func() ([]v3Part, error) {
+				var ps []v3Part
+				for _, m := range []int{16, 0} {
+					p, err := j.one("random-qk / rope+yarn", []string{"random-qk", "rope+yarn"}, m, pairedRow, 0, decide.Below)
+					if err != nil {
+						return nil, err
+					}
+					ps = append(ps, p)
 				}
-				ps = append(ps, p)
-			}
-			return ps, nil
-		}}}
-	xc, xd := judgeFamily(xs, seeds, V3XSuffix)
+				return ps, nil
+			}}}
+	})
+	// v3x was found invalid after its run: beside its row, the v3x2
+	// statistic on v3x's own runs, labelled exploratory (issue 52).
+	if reg := registrationOf(V3XSuffix); reg.FoundInvalid != "" {
+		ps, _ := reg.selectSeeds(perSeed, seeds)
+		for k := range xd {
+			xd[k].Invalid = reg.FoundInvalid
+			xd[k].Beside = "exploratory, on the same runs, each model against its own unscaled first T (v3x2's statistic): " + unscaledBeside(v3Judge{ps}, []string{"yarn", "pi", "ntk"})
+		}
+	}
 	claims, dec = append(claims, xc...), append(dec, xd...)
+	x2c, x2d := claimsV3X2(perSeed, seeds)
+	claims, dec = append(claims, x2c...), append(dec, x2d...)
 	// v5k (issue 41's worked example): kerple-log at one seed, so its
 	// intervals are over that run's windows (docs/statistics.md, claims v5k).
-	ks := []v3Spec{
-		{"kerple-flat", "KERPLE's learned log bias (kerple-log) stays flat far beyond the training length (v5k)",
-			"kerple-log's prefix ratio at 16T and at 128T: both upper ends <= 1.10",
-			func() ([]v3Part, error) { return flatAt16And128("kerple-log") }},
-		{"kerple-beats-alibi", "KERPLE's learned log bias extrapolates better than ALiBi's fixed linear one (v5k)",
-			"at 128T, kerple-log's prefix ratio over alibi's (paired per window on the seeds both have): upper end < 1",
-			func() ([]v3Part, error) {
-				p, err := one("kerple-log / alibi", []string{"kerple-log", "alibi"}, 0, pairedRow, 0, decide.Below)
-				return []v3Part{p}, err
-			}},
-	}
-	kc, kd := judgeFamily(ks, seeds, V5KSuffix)
+	kc, kd := judgeRegistered(perSeed, seeds, V5KSuffix, func(j v3Judge) []v3Spec {
+		return []v3Spec{
+			{"kerple-flat", "KERPLE's learned log bias (kerple-log) stays flat far beyond the training length (v5k)",
+				"kerple-log's prefix ratio at 16T and at 128T: both upper ends <= 1.10",
+				func() ([]v3Part, error) { return j.flatAt16And128("kerple-log") }},
+			{"kerple-beats-alibi", "KERPLE's learned log bias extrapolates better than ALiBi's fixed linear one (v5k)",
+				"at 128T, kerple-log's prefix ratio over alibi's (paired per window on the seeds both have): upper end < 1",
+				func() ([]v3Part, error) {
+					p, err := j.one("kerple-log / alibi", []string{"kerple-log", "alibi"}, 0, pairedRow, 0, decide.Below)
+					return []v3Part{p}, err
+				}},
+		}
+	})
 	return append(claims, kc...), append(dec, kd...)
 }
 
@@ -305,9 +329,12 @@ type v3Spec struct {
 	parts                func() ([]v3Part, error)
 }
 
-// judgeFamily judges specs as one Holm family; suffix marks their IDs.
-func judgeFamily(specs []v3Spec, seeds []uint64, suffix string) ([]Claim, []V3) {
-	exp := Exploratory(seeds)
+// judgeFamily judges specs, read on seeds, as one Holm family of reg's
+// (its suffix marks their IDs): exploratory unless reg registered every
+// seed as confirmatory (no label when seeds are not known).
+func judgeFamily(specs []v3Spec, seeds []uint64, reg Registration) ([]Claim, []V3) {
+	suffix := reg.Suffix
+	exp := seeds != nil && !reg.ConfirmatoryOn(seeds)
 	claims := make([]Claim, len(specs))
 	dec := make([]V3, len(specs))
 	ps := make([]float64, len(specs))

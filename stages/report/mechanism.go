@@ -124,6 +124,8 @@ func (j v3Judge) mechSeedTable(v string, f func(r *evaluate.Result) ([]float64, 
 
 // ClaimsV4M judges the mechanism claims v4m as one Holm family.
 func ClaimsV4M(perSeed []map[string]*evaluate.Result, seeds []uint64) ([]Claim, []V3) {
+	reg := registrationOf(V4MSuffix)
+	perSeed, seeds = reg.selectSeeds(perSeed, seeds)
 	j := v3Judge{perSeed}
 	specs := []v3Spec{
 		{"far-mass-grows", "the far mass of rotation-only attention grows with the context, and ALiBi's does not as much (M1)",
@@ -177,7 +179,7 @@ func ClaimsV4M(perSeed []map[string]*evaluate.Result, seeds []uint64) ([]Claim, 
 			"for random-qk and random-qkv, log(n*(128T) / n*(16T)) per seed: the t interval over seeds lies within (-ln 1.5, ln 1.5)",
 			func() ([]v3Part, error) { return j.windowParts() }},
 	}
-	claims, dec := judgeFamily(specs, seeds, V4MSuffix)
+	claims, dec := judgeFamily(specs, seeds, reg)
 	for k := range claims {
 		claims[k].Version = "v4m"
 	}
@@ -219,8 +221,8 @@ func renderV4M(b *strings.Builder, claims []Claim, dec []V3, seeds []uint64) {
 		return
 	}
 	b.WriteString("### Mechanism claims v4m (pre-registered in docs/statistics.md before this run)\n\n")
-	if Exploratory(seeds) {
-		fmt.Fprintf(b, "**Exploratory.** Seeds %v include seeds design choices were made on: these verdicts confirm nothing.\n\n", seeds)
+	if reg := registrationOf(V4MSuffix); !reg.ConfirmatoryOn(seeds) {
+		fmt.Fprintf(b, "**Exploratory.** Seeds %v are not all among the seeds registered for v4m (%s): these verdicts confirm nothing.\n\n", seeds, seedList(reg.Confirmatory))
 	}
 	b.WriteString("Their own Holm family (5% family-wise over the three). Intervals as the v3 claims'; a control must fail the claim's criterion, or the claim fails. A claim of several parts shows its decisive (largest-p) part.\n\n")
 	b.WriteString("| claim | v4m | v4m, Holm | decisive effect [" + confidenceText + "] vs edge | covers | p / Holm p |\n|---|---|---|---|---|---|\n")
