@@ -1,6 +1,7 @@
 package artifacts
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"os"
@@ -43,6 +44,20 @@ func writeAtomic(dir, dst string, r io.Reader, perm os.FileMode) (int64, error) 
 	ok = true
 	return n, syncDir(filepath.Dir(dst))
 }
+
+// WriteFileAtomic writes data to path as writeAtomic does (a temp file
+// beside it, fsynced, renamed over path, the directory fsynced): readers
+// see the old file or the whole new one, never a part. It is the store's
+// own write, exported so that code outside the store (an export
+// directory, a report file) need not write that sequence again.
+func WriteFileAtomic(path string, data []byte, perm os.FileMode) error {
+	_, err := writeAtomic(filepath.Dir(path), path, bytes.NewReader(data), perm)
+	return err
+}
+
+// SyncDir fsyncs a directory, so that the renames and creations inside it
+// survive a crash (after renaming a directory into place, sync its parent).
+func SyncDir(dir string) error { return syncDir(dir) }
 
 func syncDir(dir string) error {
 	d, err := os.Open(dir)
