@@ -263,7 +263,7 @@ func copyLayout(ds *shards.Dataset, cfg Config, vocab, m int) ([]copySeq, error)
 				ctlText[0], ctlText[len(ctlText)-1] = ctlText[len(ctlText)-1], ctlText[0]+1
 			}
 			seq.probes = append(seq.probes, copyProbeAt{index: index, start: len(seq.tokens), textAt: at})
-			seq.tokens = slices.Concat(seq.tokens, s, text, s)        // S, the gap's text, S
+			seq.tokens = slices.Concat(seq.tokens, s, text, s)      // S, the gap's text, S
 			seq.control = slices.Concat(seq.control, r, ctlText, s) // R, the same text, S
 			at = (at + int64(len(text))) % n
 			index++
