@@ -178,7 +178,6 @@ func probeRow(s *attnShape, bufs *headBufs, st *pathSteps, att []float32, layer,
 	}
 	farO := make([]float64, d)
 	var farNorm, farLogit, nearLogit float64
-	out := make([]float64, d)
 	for j := 0; j < n; j++ {
 		a[j] /= sum
 		if a[j] > 0 {
@@ -211,10 +210,17 @@ func probeRow(s *attnShape, bufs *headBufs, st *pathSteps, att []float32, layer,
 		for c, x := range v {
 			ax := a[j] * float64(x)
 			ba.o[c] += ax
-			out[c] += ax
 			if isFar {
 				farO[c] += ax
 			}
+		}
+	}
+	// The row's output is the sum of its bins' (each source accumulated
+	// once, into its bin).
+	out := make([]float64, d)
+	for b := range bins {
+		for c, x := range bins[b].o {
+			out[c] += x
 		}
 	}
 	for b := range r.Bins {
