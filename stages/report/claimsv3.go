@@ -54,6 +54,9 @@ func (p v3Part) String() string {
 	if p.gate != "" {
 		return p.gate
 	}
+	if p.noSpread() {
+		return fmt.Sprintf("%s: not testable (no spread: every value %.4g, %s)", p.what, p.est.Mean, p.est.Covers)
+	}
 	iv, edge := p.est.Interval(), p.edge
 	if p.ratio {
 		iv, edge = p.est.Exp(), math.Exp(p.edge)
@@ -64,6 +67,10 @@ func (p v3Part) String() string {
 	}
 	return fmt.Sprintf("%s %.4f [%.4f, %.4f] (%s, df %.1f) %s %.2f, p %s", p.what, iv.Value, iv.Lo, iv.Hi, p.est.Covers, p.est.DF, rel, edge, pString(p.p))
 }
+
+// noSpread reports whether the part's values are all the same: an
+// interval of width 0 that tests nothing (decide.EdgeP is NaN).
+func (p v3Part) noSpread() bool { return p.gate == "" && p.est.SE == 0 && !math.IsNaN(p.est.Mean) }
 
 func pString(p float64) string {
 	switch {
@@ -367,6 +374,9 @@ func judgeFamily(specs []v3Spec, seeds []uint64, reg Registration) ([]Claim, []V
 		}
 		c.Effect = &iv
 		switch {
+		case math.IsNaN(ps[k]) && parts[worst].noSpread():
+			c.Verdict = "NOT TESTED"
+			c.Evidence += " (not testable: no spread)"
 		case math.IsNaN(ps[k]):
 			c.Verdict = "NOT TESTED"
 			c.Evidence += " (one window or one seed: no interval)"

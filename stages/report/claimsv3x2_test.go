@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"routebench/stages/evaluate"
+	"routebench/stats/decide"
 )
 
 // x2Seeds: random-qk's log prefix ratio is 0.1 at 16T and 0.2 at 128T;
@@ -124,5 +125,26 @@ func TestPowerErrorText(t *testing.T) {
 	}
 	if s := powerErrorText([]V3{{Power: 0.99}}); !strings.Contains(s, "at most 0.3 points") {
 		t.Errorf("%s: want 0.3 points", s)
+	}
+}
+
+// A part whose values have no spread reads "not testable (no spread)" and
+// its claim NOT TESTED, not p 0 or 1 with a zero-width interval; the same
+// mean with a spread is judged (the control).
+func TestNoSpreadNotTestable(t *testing.T) {
+	flat := [][]float64{{0.2}, {0.2}, {0.2}, {0.2}, {0.2}}
+	spread := [][]float64{{0.21}, {0.19}, {0.2}, {0.22}, {0.18}}
+	judge := func(y [][]float64) Claim {
+		spec := v3Spec{"x", "x", "x", func() ([]v3Part, error) {
+			return []v3Part{newPart("log ratio", y, 0.5, decide.Below, false)}, nil
+		}}
+		cs, _ := judgeFamily([]v3Spec{spec}, nil, Registration{Suffix: "-t"})
+		return cs[0]
+	}
+	if c := judge(flat); c.Verdict != "NOT TESTED" || !strings.Contains(c.Evidence, "not testable (no spread") {
+		t.Errorf("no spread: %s (%s), want NOT TESTED, not testable (no spread)", c.Verdict, c.Evidence)
+	}
+	if c := judge(spread); c.Verdict != "REPRODUCED" {
+		t.Errorf("control with a spread: %s (%s), want REPRODUCED", c.Verdict, c.Evidence)
 	}
 }

@@ -29,16 +29,13 @@ const (
 
 // EdgeP is the two-sided p-value of e's edge test: p < Alpha exactly when
 // e's Confidence interval lies entirely on side of edge. 1 when the mean
-// is on the other side; NaN when e has no interval.
+// is on the other side; NaN when e has no interval, and when its values
+// have no spread (SE 0): a zero-width interval measures no sampling
+// error, so it tests nothing, and reads "not testable (no spread)" rather
+// than p = 0 or 1.
 func EdgeP(e stats.Estimate, edge float64, side Side) float64 {
-	if math.IsNaN(e.Lo) || !(e.DF >= 1) {
+	if math.IsNaN(e.Lo) || !(e.DF >= 1) || e.SE == 0 {
 		return math.NaN()
-	}
-	if e.SE == 0 {
-		if float64(side)*(e.Mean-edge) > 0 {
-			return 0
-		}
-		return 1
 	}
 	t := float64(side) * (e.Mean - edge) / e.SE
 	if t <= 0 {

@@ -32,6 +32,24 @@ func TestEdgePMatchesInterval(t *testing.T) {
 	}
 }
 
+// A table without spread (every value the same, as M3's log n* ratios of a
+// fixed angle table were) has no test: p NaN on either side of the edge,
+// where the same mean with spread is tested (the control).
+func TestEdgePNoSpread(t *testing.T) {
+	flat := stats.CrossedT([][]float64{{0, 0, 0}, {0, 0, 0}, {0, 0, 0}})
+	for _, edge := range []float64{-1, 1} {
+		for _, side := range []Side{Below, Above} {
+			if p := EdgeP(flat, edge, side); !math.IsNaN(p) {
+				t.Errorf("no spread, edge %v side %d: p %v, want NaN (not testable)", edge, side, p)
+			}
+		}
+	}
+	spread := stats.CrossedT([][]float64{{0.01, -0.01, 0.02}, {-0.02, 0.01, 0}, {0, 0.01, -0.01}})
+	if p := EdgeP(spread, 1, Below); !(p < Alpha) {
+		t.Errorf("control: a small spread far below the edge: p %v, want < %v", p, Alpha)
+	}
+}
+
 func TestHolm(t *testing.T) {
 	p := []float64{0.01, 0.04, math.NaN(), 0.03, 0.005}
 	got := Holm(p)
