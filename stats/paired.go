@@ -17,7 +17,7 @@ import (
 // the paired prefix ratio PPL(L)/PPL(T) on the same windows; for a and b
 // two models' mean losses on the same windows, their PPL ratio. a and b
 // must be equally long (one entry per window).
-func PairedRatioInterval(a, b []float64, seed uint64) (Interval, error) {
+func PairedRatioInterval(a, b []float64) (Interval, error) {
 	d, err := Differences(a, b)
 	if err != nil {
 		return Interval{}, err
@@ -50,14 +50,14 @@ func Differences(a, b []float64) ([]float64, error) {
 // seeds measures exactly that, given these windows ("seeds | windows");
 // CrossedT covers new windows as well. With one seed there is no seed
 // spread: the window t (PairedRatioInterval) is then the only interval.
-func PairedOverSeeds(perSeed [][]float64, seed uint64) (Spread, error) {
+func PairedOverSeeds(perSeed [][]float64) (Spread, error) {
 	if len(perSeed) == 0 {
 		return Spread{}, fmt.Errorf("stats: a paired comparison over seeds needs at least one seed")
 	}
 	if len(perSeed) == 1 {
 		d := perSeed[0]
 		zero := make([]float64, len(d))
-		iv, err := PairedRatioInterval(d, zero, seed)
+		iv, err := PairedRatioInterval(d, zero)
 		if err != nil {
 			return Spread{}, err
 		}

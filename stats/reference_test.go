@@ -33,12 +33,12 @@ func TestAgainstReference(t *testing.T) {
 	for _, w := range losses {
 		all, prefix = append(all, Mean(w)), append(prefix, Mean(w[:2]))
 	}
-	pr, err := PairedRatioInterval(all, prefix, 1)
+	pr, err := PairedRatioInterval(all, prefix)
 	if err != nil || !relClose(pr.Value, refPrefixRatio, 1e-12) || !(pr.Lo <= pr.Value && pr.Value <= pr.Hi) {
 		t.Fatalf("prefix ratio %v (%v); reference %v", pr, err, refPrefixRatio)
 	}
 
-	p, err := PairedOverSeeds([][]float64{{0.10, 0.20, 0.15}, {0.05, 0.10, 0.12}, {0.20, 0.18, 0.25}}, 1)
+	p, err := PairedOverSeeds([][]float64{{0.10, 0.20, 0.15}, {0.05, 0.10, 0.12}, {0.20, 0.18, 0.25}})
 	if err != nil || !relClose(p.Mean, 1.16183424273, 1e-9) || !relClose(p.Lo, 1.00095219034, 1e-9) || !relClose(p.Hi, 1.34857470777, 1e-9) {
 		t.Fatalf("PairedOverSeeds = %+v (%v); reference 1.16183424273 [1.00095219034, 1.34857470777]", p, err)
 	}
@@ -60,17 +60,17 @@ func TestPairingRemovesWindowDifficulty(t *testing.T) {
 	for i := range b {
 		a[i] = b[i] + 0.1
 	}
-	p, err := PairedRatioInterval(a, b, 5)
+	p, err := PairedRatioInterval(a, b)
 	if err != nil || !relClose(p.Value, math.Exp(0.1), 1e-12) || !relClose(p.Lo, p.Value, 1e-12) || !relClose(p.Hi, p.Value, 1e-12) {
 		t.Fatalf("paired %v (%v), want exactly e^0.1", p, err)
 	}
-	if u := RatioInterval(a, b, 5); u.Hi-u.Lo < 0.5 {
+	if u := RatioInterval(a, b); u.Hi-u.Lo < 0.5 {
 		t.Fatalf("unpaired interval %v is narrow; the windows' spread should show", u)
 	}
-	if _, err := PairedRatioInterval(a, b[:3], 5); err == nil {
+	if _, err := PairedRatioInterval(a, b[:3]); err == nil {
 		t.Fatal("unequal window counts were paired")
 	}
-	one, err := PairedOverSeeds([][]float64{{0.1, 0.1}}, 5)
+	one, err := PairedOverSeeds([][]float64{{0.1, 0.1}})
 	if err != nil || one.N != 1 || !relClose(one.Mean, math.Exp(0.1), 1e-12) || math.IsNaN(one.Lo) {
 		t.Fatalf("one seed: %+v (%v), want the window bootstrap", one, err)
 	}

@@ -192,13 +192,12 @@ func (s *scorer) lengthResult(p Protocol, losses [][]float64, L, mult int, base 
 		lr.WindowLoss = append(lr.WindowLoss, mean)
 		lr.PrefixLoss = append(lr.PrefixLoss, stats.Mean(loss[:min(T, len(loss))]))
 	}
-	seed := s.cfg.Seed ^ uint64(L)*0x9e3779b97f4a7c15
-	lr.PPL = stats.PPLInterval(lr.WindowLoss, seed)
+	lr.PPL = stats.PPLInterval(lr.WindowLoss)
 	if *base == nil {
 		*base = lr.WindowLoss
 	}
-	lr.Ratio = stats.RatioInterval(lr.WindowLoss, *base, seed)
-	pr, err := stats.PairedRatioInterval(lr.WindowLoss, lr.PrefixLoss, seed)
+	lr.Ratio = stats.RatioInterval(lr.WindowLoss, *base)
+	pr, err := stats.PairedRatioInterval(lr.WindowLoss, lr.PrefixLoss)
 	if err != nil {
 		return lr, fmt.Errorf("%s, length %d: %w", s.cfg.stageName(), L, err)
 	}

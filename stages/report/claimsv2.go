@@ -149,8 +149,7 @@ func pairedOver(a, b string, ra, rb []*evaluate.Result, m int, pick perWindow) (
 		}
 		per = append(per, d)
 	}
-	L := ra[0].Lengths[lengthIndex(ra[0], m)].L
-	return stats.PairedOverSeeds(per, ra[0].Protocol.Seed^uint64(L)*0x9e3779b97f4a7c15)
+	return stats.PairedOverSeeds(per)
 }
 
 // below reports an interval entirely below x; atMostHi its upper end <= x.

@@ -39,15 +39,14 @@ func PPL(windowLoss []float64) float64 { return math.Exp(Mean(windowLoss)) }
 // PPLInterval is the perplexity of the windows with the log-scale
 // Student-t interval over windows (WindowT): the percentile bootstrap it
 // replaced covers its mean about half the time at 2 windows and under 93%
-// at 8 (coverage_test.go), so it is used nowhere. The seed is unused: the
-// interval is exact arithmetic (kept so callers need not change).
-func PPLInterval(windowLoss []float64, seed uint64) Interval {
+// at 8 (coverage_test.go), so it is used nowhere.
+func PPLInterval(windowLoss []float64) Interval {
 	return expInterval(WindowT(windowLoss))
 }
 
 // RatioInterval is PPL(long)/PPL(base) with a Welch interval on the
 // difference of the two sets' mean losses (different windows, unequal
-// counts and spreads): the paper's ratio. The seed is unused.
-func RatioInterval(long, base []float64, seed uint64) Interval {
+// counts and spreads): the paper's ratio.
+func RatioInterval(long, base []float64) Interval {
 	return expInterval(Welch(long, base))
 }
