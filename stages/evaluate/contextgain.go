@@ -17,8 +17,11 @@ const ContextGainThreshold = 0.5
 // long-short difference): the last S = T/2 positions before L of each
 // window, each scored twice, with the window's whole context (the
 // length's own pass: loss[L-S:L]) and from one extra pass over the
-// window's tokens [L-S-T, L) alone, where the prediction at each of those
-// positions sees T to T+S-1 tokens before its input token. A token's gain
+// window's last T tokens [L-T, L) alone, where the prediction at each of
+// those positions sees T-S to T-1 tokens before its input token: every
+// short-context prediction is one the model made in training (below T; a
+// pass of T+S tokens scored positions past T, outside what the model was
+// trained on, issue 52). A token's gain
 // is its short-context loss minus its long-context loss (nats; positive:
 // the long context helps). Only the primary protocol, at every length
 // from 2T; on the first Config.Windows windows of the length (under
@@ -27,7 +30,7 @@ const ContextGainThreshold = 0.5
 // many short windows do not multiply the cost).
 type ContextGain struct {
 	Scored    int     `json:"scored"`        // S: positions scored per window
-	Short     int     `json:"short_context"` // T: tokens of context before the first scored position in the short pass
+	Short     int     `json:"short_context"` // T-S: tokens of context before the first scored position in the short pass
 	Threshold float64 `json:"threshold"`     // ContextGainThreshold
 	// Gain is each window's mean gain over its S tokens (nats).
 	Gain []float64 `json:"gain"`
@@ -51,10 +54,9 @@ func (c Config) gainLengths() int {
 }
 
 // gainTokens is the context gain's extra work in tokens: Windows short
-// passes of T + T/2 at every length from 2T.
+// passes of T at every length from 2T.
 func (c Config) gainTokens() int64 {
-	T := c.Context
-	return int64(c.gainLengths()) * int64(c.Windows) * int64(T+T/2)
+	return int64(c.gainLengths()) * int64(c.Windows) * int64(c.Context)
 }
 
 // contextGain scores the short-context pass of the first cfg.Windows of
@@ -70,7 +72,7 @@ func (s *scorer) contextGain(L int, sc lengthScores) (*ContextGain, error) {
 	if len(sc.losses) < n {
 		return nil, fmt.Errorf("%s, length %d: context gain over %d windows, but only %d were scored", s.cfg.stageName(), L, n, len(sc.losses))
 	}
-	g := &ContextGain{Scored: S, Short: T, Threshold: ContextGainThreshold}
+	g := &ContextGain{Scored: S, Short: T - S, Threshold: ContextGainThreshold}
 	start := time.Now()
 	for w, win := range sc.windows[:n] {
 		long := sc.losses[w]
@@ -95,25 +97,26 @@ func (s *scorer) contextGain(L int, sc lengthScores) (*ContextGain, error) {
 		}
 		g.Gain = append(g.Gain, sum/float64(S))
 		g.Share = append(g.Share, float64(over)/float64(S))
-		s.done += int64(T + S)
+		s.done += int64(T)
 		s.rc.Progress(s.done, s.total, fmt.Sprintf("context gain L=%d window %d/%d", L, w+1, n))
 	}
 	// The cost, in the log only (timings are not results).
-	s.rc.Logf("L=%d context gain: %d short passes of %d tokens in %.3f s; mean gain %.4f nats", L, n, T+S, time.Since(start).Seconds(), stats.Mean(g.Gain))
+	s.rc.Logf("L=%d context gain: %d short passes of %d tokens in %.3f s; mean gain %.4f nats", L, n, T, time.Since(start).Seconds(), stats.Mean(g.Gain))
 	return g, nil
 }
 
-// shortLosses runs the window's tokens [L-S-T, L) alone and returns the
-// losses of its last S positions: the targets win[L-S+1 .. L], the same
-// the long pass scores at loss[L-S:L].
+// shortLosses runs the window's tokens [L-T, L) alone and returns the
+// losses of its last S positions (positions T-S..T-1 of the pass, all
+// below T): the targets win[L-S+1 .. L], the same the long pass scores at
+// loss[L-S:L].
 func shortLosses(s *scorer, win []int32, L, T, S int) ([]float64, error) {
-	a := L - S - T
+	a := L - T
 	out, err := s.m.LogProbs(s.rc.Context, win[a:L], win[a+1:L+1], nativeeval.Options{})
 	if err != nil {
 		return nil, err
 	}
 	loss := make([]float64, S)
-	for k, lp := range out.LogProbs[T:] {
+	for k, lp := range out.LogProbs[T-S:] {
 		loss[k] = -lp
 	}
 	return loss, nil

@@ -14,7 +14,7 @@ import (
 
 // TestContextGainMatchesDirectPasses: every length's context gain equals
 // the one computed from two separate nativeeval passes per window, the
-// whole window and the short window of its tokens [L-S-T, L), under both
+// whole window and the short window of its last T tokens [L-T, L), under both
 // window designs (the long windows' prefixes; each length's own windows,
 // the first Windows of them). A short window off by one token, the same
 // reference otherwise, disagrees: the comparison can fail.
@@ -42,8 +42,8 @@ func TestContextGainMatchesDirectPasses(t *testing.T) {
 	// the short window starting extra tokens early.
 	gain := func(win []int32, L, extra int) (float64, float64) {
 		long := losses(win[:L], win[1:L+1])
-		a := L - S - T - extra
-		short := losses(win[a:L], win[a+1:L+1])[T+extra:]
+		a := L - T - extra
+		short := losses(win[a:L], win[a+1:L+1])[T-S+extra:]
 		var sum, over float64
 		for k := range S {
 			d := short[k] - long[L-S+k]
@@ -78,8 +78,8 @@ func TestContextGainMatchesDirectPasses(t *testing.T) {
 					}
 					continue
 				}
-				if g == nil || g.Scored != S || g.Short != T || len(g.Gain) != cfg.Windows || len(g.Share) != cfg.Windows {
-					t.Fatalf("L=%d: context gain %+v, want S=%d, short context %d, %d windows", L, g, S, T, cfg.Windows)
+				if g == nil || g.Scored != S || g.Short != T-S || len(g.Gain) != cfg.Windows || len(g.Share) != cfg.Windows {
+					t.Fatalf("L=%d: context gain %+v, want S=%d, short context %d, %d windows", L, g, S, T-S, cfg.Windows)
 				}
 				gains++
 				var wins [][]int32
