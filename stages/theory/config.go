@@ -332,8 +332,10 @@ func (f StepFamily) validate() error {
 	if f.Scale < 0 || math.IsNaN(f.Scale) || math.IsInf(f.Scale, 0) {
 		return fmt.Errorf("family %q: scale=%v is negative or not finite (use a positive angle scale)", f.Name, f.Scale)
 	}
-	if (f.Kind == "so2" || f.Kind == "expskew") && f.Scale == 0 {
-		return fmt.Errorf("family %q: scale=0 gives identity steps; use kind \"identity\" for that control", f.Name)
+	// scale 0 is identity steps, unless an SO(2) law has a drift: then it
+	// is a fixed rotation (RoPE-like), a law the check must be able to run.
+	if (f.Kind == "so2" && f.Drift == 0 || f.Kind == "expskew") && f.Scale == 0 {
+		return fmt.Errorf("family %q: scale=0 gives identity steps; use kind \"identity\" for that control (or a drift for a fixed rotation)", f.Name)
 	}
 	if f.Shrink != 0 {
 		return fmt.Errorf("family %q: shrink=%v: a position-dependent law is the stage's own control, not a family (remove shrink)", f.Name, f.Shrink)

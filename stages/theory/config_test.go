@@ -60,3 +60,19 @@ func TestValidateRejectsBadParameters(t *testing.T) {
 		t.Errorf("Run with K=0: %v", err)
 	}
 }
+
+// A fixed rotation with drift (scale 0, drift 0.4: RoPE-like, every step
+// the same rotation) is a law Validate accepts; without the drift the
+// steps are the identity, which it refuses (the control: the same family
+// minus its drift).
+func TestValidateAcceptsFixedRotationWithDrift(t *testing.T) {
+	cfg := SmokeConfig()
+	cfg.Mixing.Families = append(cfg.Mixing.Families, StepFamily{Name: "fixed-0.4", Kind: "so2", Dim: 8, Angle: "gaussian", Drift: 0.4})
+	if err := cfg.Validate(); err != nil {
+		t.Fatalf("a fixed rotation with drift refused: %v", err)
+	}
+	cfg.Mixing.Families[len(cfg.Mixing.Families)-1].Drift = 0
+	if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), "identity") {
+		t.Fatalf("scale 0 without drift (identity steps) accepted: %v", err)
+	}
+}

@@ -39,6 +39,10 @@ func controlQueries(q int) int { return max(q/4, min(q, 64)) }
 //   - angles 0 or pi with probability 1/2: ||E[M]|| = 0 (a gap) yet the
 //     products stay on the sign subgroup and never reach the torus; the mean
 //     criteria all pass, the law criterion must fail;
+//   - angles uniform on {0, pi/2, pi, 3pi/2}: ||E[M]|| = 0 and far-route
+//     second moment 2/(d+2) as the torus's, so the gap, the window and the
+//     second moment all pass, yet the accumulated angle never leaves the
+//     four points (E[cos 4 S] = 1): the every-frequency criterion must fail;
 //   - RoPE's fixed rotation (block b turns by 10000^(-b/m) per token): drift
 //     with no spread, ||E[M]|| = 1; the law criterion must fail;
 //   - a position-dependent law, Gaussian angles whose sd shrinks along the
@@ -50,6 +54,8 @@ func mixingControls(mc MixingConfig) []mixControl {
 	return []mixControl{
 		{fam: StepFamily{Name: "control zero-or-pi", Kind: "so2", Dim: d, Angle: "zeropi"},
 			law: "block SO(2), angles 0 or pi (gap, no mixing)", mustFail: critLaw},
+		{fam: StepFamily{Name: "control quarter turns", Kind: "so2", Dim: d, Angle: "quarter"},
+			law: "block SO(2), angles uniform on {0, pi/2, pi, 3pi/2} (gap, second moment of the torus, no mixing)", mustFail: critChars},
 		{fam: StepFamily{Name: "control fixed rotation", Kind: "so2", Dim: d, Angle: "rope"},
 			law: "RoPE's fixed rotation, block b by 10000^(-b/m) per token (drift, no spread)", mustFail: critLaw},
 		{fam: StepFamily{Name: "control shrinking spread", Kind: "so2", Dim: d, Angle: "gaussian", Scale: 0.6, Shrink: shrink},

@@ -29,16 +29,60 @@ func TestMixingControlsFail(t *testing.T) {
 	if !r.Pass {
 		t.Fatalf("a mixing law with its controls failing should pass: %+v %+v", r.Families[0].Criteria, r.Controls)
 	}
-	requireControls(t, r.Controls, 3)
-	// The 0-or-pi law passes every mean-level criterion: only the law criterion catches it.
+	requireControls(t, r.Controls, 4)
+	// The 0-or-pi law passes every mean-level criterion: only the law
+	// criteria (second moment, characters) catch it.
 	zp := r.ControlRuns[0]
 	for _, c := range zp.Criteria {
-		if c.Kind == Empirical && c.Name != critLaw && !c.Pass {
-			t.Errorf("0-or-pi law fails %q; it should fail only the law criterion: %s", c.Name, c.Detail)
+		if c.Kind == Empirical && c.Name != critLaw && c.Name != critChars && !c.Pass {
+			t.Errorf("0-or-pi law fails %q; it should fail only the law criteria: %s", c.Name, c.Detail)
 		}
 	}
 	if zp.Far2 < 1.5*zp.Limit2 {
 		t.Errorf("0-or-pi far second moment %.4f, want about 4/(d+2) = twice the limit %.4f", zp.Far2, zp.Limit2)
+	}
+}
+
+// The law on {0, pi/2, pi, 3pi/2} mixes in mean (gap 0) and in second
+// moment (2/(d+2), the torus's), so every empirical criterion but the
+// every-frequency one passes it; that one fails it (E[cos 4 S] = 1). Run
+// as a family, it must FAIL the check: with the characters criterion
+// removed it would pass, and this test fails.
+func TestQuarterTurnsFailOnlyTheCharacters(t *testing.T) {
+	cfg := smallMixing(StepFamily{Name: "so2", Kind: "so2", Dim: 16, Angle: "gaussian", Scale: 0.6})
+	cfg.Mixing.Queries = 2048
+	r := runMixing(t, cfg, nil)
+	var q *MixingFamily
+	for i, c := range r.Controls {
+		if c.Criterion == critChars {
+			q = &r.ControlRuns[i]
+		}
+	}
+	if q == nil {
+		t.Fatalf("no control must fail %q: %+v", critChars, r.Controls)
+	}
+	if q.Pass {
+		t.Fatalf("the quarter-turn law passes check 1: %+v", q.Criteria)
+	}
+	for _, c := range q.Criteria {
+		if c.Kind != Empirical {
+			continue
+		}
+		if c.Name == critChars && c.Pass {
+			t.Errorf("quarter turns pass the characters: %s", c.Detail)
+		}
+		if c.Name != critChars && !c.Pass {
+			t.Errorf("quarter turns fail %q (%s): the control should isolate the characters criterion", c.Name, c.Detail)
+		}
+	}
+	if d := q.Far2 - q.Limit2; d*d > 1e-4 {
+		t.Errorf("quarter turns: far second moment %.4f vs the torus's %.4f: want them alike (the second moment cannot see this law)", q.Far2, q.Limit2)
+	}
+	// The Gaussian family (mixing) passes the characters criterion.
+	for _, c := range r.Families[0].Criteria {
+		if c.Name == critChars && !c.Pass {
+			t.Errorf("a mixing Gaussian law fails the characters: %s", c.Detail)
+		}
 	}
 }
 

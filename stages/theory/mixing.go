@@ -104,6 +104,10 @@ type mixSeq struct {
 }
 
 type mixAcc struct {
+	// chars: SO(2) only, per block b and frequency k = 1..charMax, the
+	// moments of cos(k S_b) and sin(k S_b) of the longest routes' angles
+	// S_b, at index (b*charMax + k-1)*2 (+1 for sin).
+	chars  []moments
 	corr   []moments
 	tau    moments // per query: sum_n corr(n)
 	far2   moments // per query: mean of corr(n)^2 over n = farFrom..nmax
@@ -263,6 +267,10 @@ func runMixChunk(ctx context.Context, fam StepFamily, L, nmax int, grid []int, s
 	aj := make([]float64, d)
 	pm := make([]float64, d*d)
 	slot := func(t int) []float64 { k := t % (nmax + 1); return ring[k*sl : (k+1)*sl] }
+	_, so2 := s.(*so2Stepper)
+	if so2 {
+		acc.chars = make([]moments, sl*charMax*2)
+	}
 	for _, sq := range seqs {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -295,6 +303,17 @@ func runMixChunk(ctx context.Context, fam StepFamily, L, nmax int, grid []int, s
 			}
 			acc.tau.add(tau)
 			acc.far2.add(far2 / float64(nmax-farFrom+1))
+			if so2 { // the state is the blocks' accumulated angles
+				for b, ang := range slot(t) {
+					S := ang - slot(t - nmax)[b]
+					for k := 1; k <= charMax; k++ {
+						sn, c := math.Sincos(float64(k) * S)
+						i := (b*charMax + k - 1) * 2
+						acc.chars[i].add(c)
+						acc.chars[i+1].add(sn)
+					}
+				}
+			}
 			half := acc.pA
 			if (sq.baseQIdx+done)%2 == 0 {
 				acc.nA++
@@ -365,8 +384,15 @@ func limitSecondMoment(f StepFamily) float64 {
 	return 1 / float64(f.Dim)
 }
 
+// charMax is the highest frequency k of the characters E[cos k S],
+// E[sin k S] the every-frequency criterion tests (docs/statistics.md,
+// issue 52: at least 8, so that a law on the multiples of pi/2 fails at
+// k = 4 and one on the multiples of pi/4 at k = 8).
+const charMax = 8
+
 // Names of check 1's empirical criteria (the controls name them too).
 const (
+	critChars   = "far-route angle uniform on the circle at every frequency (characters k = 1..8)"
 	critLaw     = "far-route law converges to its limit (second moment)"
 	critWindow  = "window n* found within max route"
 	critNoGrowL = "mixing independent of L (integrated correlation)"
@@ -376,8 +402,14 @@ func (p *mixPlan) finish() *MixingResult {
 	mc := p.cfg.Mixing
 	nf, nl := len(mc.Families), len(mc.Contexts)
 	// Empirical comparisons per family: the second moment, the L contrast
-	// and the window in each context.
+	// and the window in each context; the characters per SO(2) family
+	// (one share of alpha, split over its characters inside).
 	nEmp := nf * (2 + nl)
+	for _, f := range mc.Families {
+		if f.Kind == "so2" {
+			nEmp++
+		}
+	}
 	res := &MixingResult{
 		Queries: mc.Queries, MaxRoute: mc.MaxRoute, Threshold: mc.Threshold, StepSamples: mc.StepSamples,
 		OpNormGrid: p.grid, Contexts: mc.Contexts, FarFrom: farRouteStart(mc.MaxRoute),
@@ -449,6 +481,10 @@ func (p *mixPlan) family(fi int, fam StepFamily, res *MixingResult) MixingFamily
 	cr.empirical(critLaw, "E[(u^T P_n u)^2] on far routes equals the limit's (2/(d+2) torus, 1/d Haar): the products mix as a law, not only in mean")
 	cr.empirical(critWindow, "the simulated mean correlation falls below epsilon within the longest route in every context")
 	cr.empirical(critNoGrowL, "sum_n corr(n) is the same in the shortest and the longest context: the window does not grow with position")
+	if fam.Kind == "so2" {
+		cr.empirical(critChars, "each block's accumulated angle on the longest routes has every character E[cos k S], E[sin k S] (k = 1..8) zero, as the uniform law on the circle does: the second moment sees only the lowest modes, and a law on {0, pi/2, pi, 3pi/2} passes it")
+		p.charCriterion(&cr, fi, res)
+	}
 
 	// Empirical 1: the law itself converges, not only its mean.
 	var far2 moments
@@ -583,4 +619,46 @@ func (p *mixPlan) family(fi int, fam StepFamily, res *MixingResult) MixingFamily
 	mf.Criteria = cr.list
 	mf.Pass = cr.pass()
 	return mf
+}
+
+// charCriterion is the every-frequency law criterion of an SO(2) family:
+// per block and k = 1..charMax, the characters' means over the longest
+// routes (independent queries) against 0, each a z with its own standard
+// error, Bonferroni over the 2 charMax m characters inside the
+// criterion's share of alpha. A character with no spread (a deterministic
+// angle) fails when its mean is not 0.
+func (p *mixPlan) charCriterion(cr *criteria, fi int, res *MixingResult) {
+	var chars []moments
+	for _, accs := range p.accs[fi] {
+		for _, acc := range accs {
+			if chars == nil {
+				chars = make([]moments, len(acc.chars))
+			}
+			for i := range acc.chars {
+				chars[i].merge(acc.chars[i])
+			}
+		}
+	}
+	z := bonferroniZ(p.cfg.Alpha, res.EmpiricalTests*max(len(chars), 1))
+	worst, at := 0.0, ""
+	for i, c := range chars {
+		m, se := c.mean(), c.se()
+		r := math.Abs(m) / se
+		if se == 0 {
+			r = 0
+			if math.Abs(m) > 1e-9 {
+				r = math.Inf(1)
+			}
+		}
+		part := "cos"
+		if i%2 == 1 {
+			part = "sin"
+		}
+		if r > worst || at == "" {
+			worst, at = r, fmt.Sprintf("block %d, E[%s %d S] = %.4f +- %.4f", i/2/charMax, part, i/2%charMax+1, m, se)
+		}
+		cr.check(critChars, r <= z,
+			"block %d: E[%s %d S] = %.4f +- %.4f over %d routes of %d steps: %.1f SE from 0 (tolerance %.2f SE)", i/2/charMax, part, i/2%charMax+1, m, se, int(c.n), res.MaxRoute, r, z)
+	}
+	cr.summary(critChars, "all %d characters within %.2f SE of 0 (worst: %s, %.1f SE)", len(chars), z, at, worst)
 }

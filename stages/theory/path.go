@@ -212,6 +212,8 @@ func (p *pathPlan) finish() *PathResult {
 			pb.ContractionShare = pb.RateNorm / s
 		}
 		switch {
+		case !(pb.RateNorm+pb.RateDir > 0): // beta = 0: nothing forgets, so nothing carries it
+			pb.Carrier = "none"
 		case pb.ContractionShare >= 2.0/3:
 			pb.Carrier = "contraction"
 		case pb.ContractionShare <= 1.0/3:

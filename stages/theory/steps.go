@@ -45,7 +45,7 @@ func newStepper(f StepFamily) stepper {
 // spread that shrinks along the sequence.
 type so2Stepper struct {
 	m      int
-	law    string // "gaussian", "uniform", or a control's: "zeropi", "rope"
+	law    string // "gaussian", "uniform", or a control's: "zeropi", "quarter", "rope"
 	scale  float64
 	drift  float64
 	shrink float64 // > 0: the sd at token t is scale / sqrt(1 + t/shrink)
@@ -67,6 +67,8 @@ func (s *so2Stepper) angle(rng *rand.Rand, b int) float64 {
 		return s.drift + s.scale*(2*rng.Float64()-1)
 	case "zeropi":
 		return math.Pi * float64(rng.IntN(2))
+	case "quarter":
+		return math.Pi / 2 * float64(rng.IntN(4))
 	case "rope":
 		return math.Pow(ropeBase, -float64(b)/float64(s.m))
 	}
@@ -110,7 +112,7 @@ func (s *so2Stepper) sampleStep(rng *rand.Rand, p []float64) {
 func (s *so2Stepper) meanStep() (complex128, bool) {
 	var r float64
 	switch s.law {
-	case "zeropi":
+	case "zeropi", "quarter":
 		return 0, true
 	case "rope": // E[M] = M has norm 1; its phase differs per block
 		return 1, true
