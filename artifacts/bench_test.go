@@ -48,7 +48,7 @@ func BenchmarkGet(b *testing.B) {
 	store.Logf = func(format string, args ...any) {
 		mu.Lock()
 		defer mu.Unlock()
-		if missed != nil && strings.Contains(format, "will recompute") {
+		if missed != nil && strings.Contains(format, "never served") {
 			close(missed)
 			missed = nil
 		}

@@ -27,7 +27,7 @@ func (s *Store) PutOnce(a ActionID, stage string, dir string) (art *Artifact, ex
 func (s *Store) commitIndex(a ActionID, stage, entry string, once bool) (*Artifact, error) {
 	idx := s.indexPath(a)
 	dir := filepath.Dir(idx)
-	if err := os.MkdirAll(dir, DirPerm); err != nil {
+	if err := s.MkdirAll(dir); err != nil {
 		return nil, fmt.Errorf("storing output of stage %s: %w", stage, err)
 	}
 	if !once {

@@ -11,6 +11,9 @@ import (
 // ActionLock serializes processes that would compute the same action: the
 // second one waits, then finds a hit. Release it with the returned func.
 func (s *Store) ActionLock(a ActionID) (func(), error) {
+	if s.readOnly {
+		return nil, s.readOnlyError("locking action " + a.Short())
+	}
 	l, err := s.lockOrWarn(filepath.Join(s.root, "locks", a.String()), true)
 	if err != nil {
 		return nil, fmt.Errorf("artifact store %s: %w", s.root, err)
@@ -58,6 +61,9 @@ func (s *Store) GC(keep func(ActionID) bool) (GCStats, error) {
 // committed artifact that it misses; if it fails, nothing is removed.
 func (s *Store) GCWith(roots func() (keep func(ActionID) bool, err error)) (GCStats, error) {
 	var st GCStats
+	if s.readOnly {
+		return st, s.readOnlyError("collecting garbage")
+	}
 	l, err := lockFile(filepath.Join(s.root, "locks", "gc"), true)
 	if errors.Is(err, errNoLocks) {
 		return st, fmt.Errorf("artifact store %s: gc needs file locks to run beside writers, and %w; run gc on a machine that mounts the store with locking", s.root, err)

@@ -21,6 +21,7 @@ type Store struct {
 	Logf func(format string, args ...any)
 
 	noLocksOnce sync.Once // the no-flock warning is said once
+	readOnly    bool      // OpenReadOnly: creates nothing, writes nothing
 }
 
 // File is one named file of an artifact.
@@ -45,6 +46,15 @@ type Miss struct {
 	Reason string
 }
 
+// notInStore is the reason of a miss whose action has no index entry: the
+// only miss that is not damage.
+const notInStore = "not in the store"
+
+// Damaged says the action had an index entry that failed verification (a
+// bad entry, a missing, truncated or corrupted blob), rather than none: a
+// run that commits the action repairs it.
+func (m *Miss) Damaged() bool { return m.Reason != notInStore }
+
 func (m *Miss) Error() string {
 	return fmt.Sprintf("artifact %s: miss: %s", m.Action.Short(), m.Reason)
 }
@@ -57,26 +67,64 @@ func IsMiss(err error) bool {
 }
 
 // Open opens (creating if needed) a store at root and checks it is writable.
+// The root is created with DirPerm less the umask; the directories below it
+// take the root's mode and group (MkdirAll), so a group store stays one.
 func Open(root string) (*Store, error) {
 	abs, err := filepath.Abs(root)
 	if err != nil {
 		return nil, fmt.Errorf("artifact store %s: %w", root, err)
 	}
+	notWritable := func(err error) error {
+		return fmt.Errorf("artifact store %s is not writable (set ROUTEBENCH_STORE to a writable directory; for a store a group shares, `routebench store check` names the directories a member cannot write, and the fix): %w", abs, err)
+	}
+	if err := os.MkdirAll(abs, DirPerm); err != nil {
+		return nil, notWritable(err)
+	}
+	shareGroup(abs)
+	s := &Store{root: abs}
 	for _, d := range []string{"blobs", "index", "work", "tmp", "locks"} {
-		if err := os.MkdirAll(filepath.Join(abs, d), DirPerm); err != nil {
-			return nil, fmt.Errorf("artifact store %s is not writable (set ROUTEBENCH_STORE to a writable directory): %w", abs, err)
+		if err := s.MkdirAll(filepath.Join(abs, d)); err != nil {
+			return nil, notWritable(err)
 		}
 	}
-	for _, d := range []string{"", "blobs", "index", "work", "tmp", "locks", "runs"} {
+	for _, d := range []string{"blobs", "index", "work", "tmp", "locks", "runs"} {
 		shareGroup(filepath.Join(abs, d))
 	}
 	probe, err := os.CreateTemp(filepath.Join(abs, "tmp"), ".probe-*")
 	if err != nil {
-		return nil, fmt.Errorf("artifact store %s is not writable (set ROUTEBENCH_STORE to a writable directory): %w", abs, err)
+		return nil, notWritable(err)
 	}
 	probe.Close()
 	os.Remove(probe.Name())
-	return &Store{root: abs}, nil
+	return s, nil
+}
+
+// OpenReadOnly opens the store at root for a command that only reads it
+// (plan, status, slurm status and cancel, cat, gate): it creates nothing,
+// not even the root (a store that does not exist yet holds nothing: unlike
+// OpenExisting, plan and status answer for a store not made yet), so that
+// such a command, under whatever umask, cannot leave a group store with a
+// directory the group cannot write. Writes through it fail.
+func OpenReadOnly(root string) (*Store, error) {
+	abs, err := filepath.Abs(root)
+	if err != nil {
+		return nil, fmt.Errorf("artifact store %s: %w", root, err)
+	}
+	st, err := os.Stat(abs)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+	case err != nil:
+		return nil, fmt.Errorf("artifact store %s: %w (set --store or ROUTEBENCH_STORE to the store's directory)", abs, err)
+	case !st.IsDir():
+		return nil, fmt.Errorf("artifact store %s is not a directory (set --store or ROUTEBENCH_STORE to the store's directory)", abs)
+	}
+	return &Store{root: abs, readOnly: true}, nil
+}
+
+// readOnlyError is a write through a store opened read-only: a command
+// that claims to only read the store tried to change it.
+func (s *Store) readOnlyError(what string) error {
+	return fmt.Errorf("artifact store %s: %s: the store was opened read-only, by a command that only reads it (a bug: open it with artifacts.Open)", s.root, what)
 }
 
 // Root is the store's directory.
@@ -137,7 +185,7 @@ func (l *Lookup) Get() (*Artifact, error) {
 	s, a := l.s, l.a
 	data, err := os.ReadFile(s.indexPath(a))
 	if errors.Is(err, os.ErrNotExist) {
-		return nil, &Miss{a, "not in the store"}
+		return nil, &Miss{a, notInStore}
 	}
 	if err != nil {
 		return nil, s.miss(a, "index entry unreadable: %v", err)
@@ -166,7 +214,9 @@ func (l *Lookup) Get() (*Artifact, error) {
 
 func (s *Store) miss(a ActionID, format string, args ...any) *Miss {
 	m := &Miss{a, fmt.Sprintf(format, args...)}
-	s.logf("store: %v (will recompute)", m)
+	// No promise of what happens next: a job that runs one stage never
+	// computes its inputs; the runner says what it does.
+	s.logf("store: %v (never served)", m)
 	return m
 }
 
@@ -266,6 +316,9 @@ func (s *Store) Put(a ActionID, stage string, dir string) (*Artifact, error) {
 }
 
 func (s *Store) put(a ActionID, stage string, dir string, once bool) (*Artifact, bool, error) {
+	if s.readOnly {
+		return nil, false, s.readOnlyError("storing output of stage " + stage)
+	}
 	shared, err := s.lockOrWarn(filepath.Join(s.root, "locks", "gc"), false)
 	if err != nil {
 		return nil, false, fmt.Errorf("artifact store %s: %w", s.root, err)
@@ -325,7 +378,7 @@ func (s *Store) putBlob(src string) (File, error) {
 		return f, nil
 	}
 	dst := s.blobPath(id)
-	if err := os.MkdirAll(filepath.Dir(dst), DirPerm); err != nil {
+	if err := s.MkdirAll(filepath.Dir(dst)); err != nil {
 		return f, err
 	}
 	in, err := os.Open(src)

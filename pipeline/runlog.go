@@ -55,7 +55,7 @@ func (r *Runner) newRunLog(plan *Plan) *runLog {
 		})
 	}
 	dir := RunsDir(r.Store.Root())
-	if err := os.MkdirAll(dir, artifacts.DirPerm); err != nil {
+	if err := r.Store.MkdirAll(dir); err != nil {
 		l.warn(err)
 		return l
 	}

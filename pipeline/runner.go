@@ -188,7 +188,19 @@ func (r *Runner) runStage(ctx context.Context, s *Stage, done map[string]*artifa
 		return rec, nil, err
 	}
 	rec.Result = "ran"
-	if existed {
+	damaged := false
+	if m, ok := missErr.(*artifacts.Miss); ok && !r.Verify && !r.forced(s) {
+		damaged = m.Damaged()
+	}
+	switch {
+	case damaged && existed:
+		// The entry this run found damaged verifies now: the blobs this
+		// run stored (identical, the stage is deterministic) made it
+		// whole, or another attempt repaired it meanwhile.
+		rec.Reason += "; repaired: the damaged entry verifies with this run's output and is kept"
+	case damaged:
+		rec.Reason += "; repaired: this run's output replaces the damaged entry"
+	case existed:
 		rec.Reason += "; another attempt committed it first: its output is kept"
 	}
 	if r.Verify && cached != nil {
@@ -222,7 +234,7 @@ func (r *Runner) execute(ctx context.Context, s *Stage, key Key, done map[string
 	out := filepath.Join(attempt, "out")
 	scratch := filepath.Join(attempt, "scratch")
 	for _, d := range []string{out, scratch} {
-		if err := os.MkdirAll(d, artifacts.DirPerm); err != nil {
+		if err := r.Store.MkdirAll(d); err != nil {
 			return nil, false, 0, fmt.Errorf("stage %s: creating its work dir: %w", s.Name, err)
 		}
 	}

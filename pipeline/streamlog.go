@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"routebench/artifacts"
 	"sync"
 	"time"
 )
@@ -59,11 +58,15 @@ func (r *Runner) openStreamLog(s *Stage, key Key) *streamLog {
 		fmt.Fprintf(r.logw(), "%s: stream log: %v; the stage runs on without it\n", s.Name, err)
 	}
 	path := StreamLogPath(r.Store.Root(), s.Name)
-	// Group-writable as the store's other dirs (artifacts.DirPerm, less
-	// the umask): on a shared store another user's job appends here too.
-	err := os.MkdirAll(filepath.Dir(path), artifacts.DirPerm)
+	// Group-writable as the store's other dirs, whatever the umask: on a
+	// shared store another user's job appends here too. (The chmod is
+	// best effort: it fails, harmlessly, on another user's log.)
+	err := r.Store.MkdirAll(filepath.Dir(path))
 	if err == nil {
 		l.f, err = os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o664)
+	}
+	if err == nil {
+		l.f.Chmod(0o664)
 	}
 	if err != nil {
 		l.warned = true

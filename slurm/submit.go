@@ -45,6 +45,10 @@ type Submitter struct {
 	Client *Client
 	Site   *Site
 	LogDir string // job scripts and logs; created before the first sbatch
+	// Mkdir creates the log dir (nil: os.MkdirAll, 0775 less the umask).
+	// A store's MkdirAll gives it the store's mode and group: both users of
+	// a group store write job scripts and logs there.
+	Mkdir  func(dir string) error
 	Dir    string // where the jobs run
 	DryRun bool   // print the sbatch lines, submit nothing
 	Out    io.Writer
@@ -95,7 +99,11 @@ func (s *Submitter) Submit(nodes []Node) (*Submitted, error) {
 		}
 	}
 	if !s.DryRun {
-		if err := os.MkdirAll(s.LogDir, 0o775); err != nil {
+		mkdir := s.Mkdir
+		if mkdir == nil {
+			mkdir = func(dir string) error { return os.MkdirAll(dir, 0o775) }
+		}
+		if err := mkdir(s.LogDir); err != nil {
 			return nil, fmt.Errorf("slurm submit: creating the log directory (jobs whose log directory is missing fail silently): %w", err)
 		}
 	}

@@ -9,7 +9,7 @@ import (
 // name, lists the artifact's files): how a script reads, say, the speed
 // figures of a GPU training run without knowing the store's layout.
 func cmdCat(args []string) error {
-	c, r, plan, err := parseAndSetup("cat", args)
+	c, r, plan, err := parseAndSetup("cat", args, true)
 	if err != nil {
 		return err
 	}

@@ -94,7 +94,7 @@ func cmdRun(ctx context.Context, args []string) error {
 }
 
 func cmdStatus(args []string) error {
-	_, r, plan, err := parseAndSetup("status", args)
+	_, r, plan, err := parseAndSetup("status", args, true)
 	if err != nil {
 		return err
 	}
@@ -118,7 +118,7 @@ func cmdStatus(args []string) error {
 }
 
 func cmdVerify(ctx context.Context, args []string) error {
-	c, r, plan, err := parseAndSetup("verify", args)
+	c, r, plan, err := parseAndSetup("verify", args, false)
 	if err != nil {
 		return err
 	}

@@ -61,7 +61,7 @@ func TestPlanEstimatesSweep(t *testing.T) {
 // before the plan runs).
 func TestRunEstimateLine(t *testing.T) {
 	file, store := sweepFixture(t)
-	_, r, plan, err := parseAndSetup("sweep", []string{"--sweep", file, "--store", store})
+	_, r, plan, err := parseAndSetup("sweep", []string{"--sweep", file, "--store", store}, false)
 	if err != nil {
 		t.Fatal(err)
 	}

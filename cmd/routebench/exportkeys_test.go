@@ -60,7 +60,7 @@ func TestExportRekeysNothing(t *testing.T) {
 		t.Fatalf("the export left the checkout clean (%v): the test would prove nothing", err)
 	}
 
-	_, r, plan, err := parseAndSetup("status", args)
+	_, r, plan, err := parseAndSetup("status", args, false)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -106,8 +106,21 @@ func (c *common) overrides() planner.Overrides {
 }
 
 // setup opens the store and builds the profile's (or the sweep's) plan
-// and a runner.
+// and a runner, for a command that may write the store.
 func (c *common) setup() (*pipeline.Runner, *pipeline.Plan, error) {
+	return c.setupStore(artifacts.Open)
+}
+
+// setupReadOnly is setup for a command that only reads the store (plan,
+// status, cat, gate, slurm status and cancel): it creates nothing
+// in the store, so that on a store a group shares, such a command run
+// under any umask leaves no directory the group cannot write
+// (docs/cluster.md).
+func (c *common) setupReadOnly() (*pipeline.Runner, *pipeline.Plan, error) {
+	return c.setupStore(artifacts.OpenReadOnly)
+}
+
+func (c *common) setupStore(open func(string) (*artifacts.Store, error)) (*pipeline.Runner, *pipeline.Plan, error) {
 	plan, err := c.buildPlan()
 	if err != nil {
 		return nil, nil, err
@@ -117,7 +130,7 @@ func (c *common) setup() (*pipeline.Runner, *pipeline.Plan, error) {
 			return nil, nil, fmt.Errorf("--force: %w", err)
 		}
 	}
-	store, err := artifacts.Open(c.storeDir())
+	store, err := open(c.storeDir())
 	if err != nil {
 		return nil, nil, err
 	}
@@ -133,13 +146,17 @@ func (c *common) setup() (*pipeline.Runner, *pipeline.Plan, error) {
 }
 
 // parseAndSetup is parseCommon followed by setup, for commands that need
-// the store and the plan.
-func parseAndSetup(name string, args []string) (*common, *pipeline.Runner, *pipeline.Plan, error) {
+// the store and the plan; readOnly opens the store with setupReadOnly.
+func parseAndSetup(name string, args []string, readOnly bool) (*common, *pipeline.Runner, *pipeline.Plan, error) {
 	c, err := parseCommon(name, args)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	r, plan, err := c.setup()
+	setup := c.setup
+	if readOnly {
+		setup = c.setupReadOnly
+	}
+	r, plan, err := setup()
 	if err != nil {
 		return nil, nil, nil, err
 	}

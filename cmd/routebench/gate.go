@@ -22,7 +22,7 @@ func baselinePath(profile string) string {
 // currentResults collects the cached evaluation ratios and theory verdicts
 // of a profile; every stage must be cached (run reproduce first).
 func currentResults(c *common) (*ci.Baseline, error) {
-	r, plan, err := c.setup()
+	r, plan, err := c.setupReadOnly()
 	if err != nil {
 		return nil, err
 	}

@@ -47,6 +47,8 @@ commands:
   slurm submit|status  run the plan on a Slurm cluster, a job per stage, job arrays for stages
                        of one kind (docs/cluster.md;
                        --wait exports RESULTS.md as reproduce does)
+  store check          name every directory of a group-shared store (--store) that a member
+                       of its group cannot write, and the fix (docs/cluster.md)
   bench compare OLD NEW
                        compare two benchmark files (benchstat-style)
   bench summary FILE   one run's GFLOP/s figures against its OpenBLAS peak (make bench-speed)
@@ -159,6 +161,8 @@ func run(ctx context.Context, args []string) error {
 		return cmdBaseline(rest)
 	case "slurm":
 		return cmdSlurm(ctx, rest)
+	case "store":
+		return cmdStore(rest)
 	case "help", "-h", "--help":
 		fmt.Print(usage)
 		return nil

@@ -60,7 +60,7 @@ func writePlan(w io.Writer, args []string) error {
 	if len(c.args) > 0 {
 		return fmt.Errorf("plan takes no stage names (got %v); it lists every stage of the profile or sweep: %w", c.args, errUsage)
 	}
-	r, plan, err := c.setup()
+	r, plan, err := c.setupReadOnly()
 	if err != nil {
 		return err
 	}

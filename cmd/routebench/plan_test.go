@@ -45,7 +45,7 @@ func planFor(t *testing.T, args ...string) planOutput {
 // statusKeys are the keys `status` computes with args, by stage ("" for none).
 func statusKeys(t *testing.T, args ...string) map[string]string {
 	t.Helper()
-	_, r, plan, err := parseAndSetup("status", args)
+	_, r, plan, err := parseAndSetup("status", args, false)
 	if err != nil {
 		t.Fatal(err)
 	}

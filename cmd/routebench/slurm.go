@@ -87,7 +87,7 @@ func cmdSlurm(ctx context.Context, args []string) error {
 	if len(c.force) > 0 {
 		return fmt.Errorf("slurm %s: --force is not supported (a job per forced stage would recompute inputs it shares); run `routebench run --force` on a node instead", sub)
 	}
-	job, err := newSlurmJob(c, &f)
+	job, err := newSlurmJob(c, &f, sub)
 	if err != nil {
 		return err
 	}
@@ -124,8 +124,14 @@ type slurmJob struct {
 	gpu    bool
 }
 
-func newSlurmJob(c *common, f *slurmFlags) (*slurmJob, error) {
-	r, plan, err := c.setup()
+func newSlurmJob(c *common, f *slurmFlags, sub string) (*slurmJob, error) {
+	// Only a submission that submits writes the store (its log dir
+	// beside it, and its jobs); status, cancel and a dry run read it.
+	setup := c.setupReadOnly
+	if sub == "submit" && !f.dryRun {
+		setup = c.setup
+	}
+	r, plan, err := setup()
 	if err != nil {
 		return nil, err
 	}
@@ -157,7 +163,8 @@ func newSlurmJob(c *common, f *slurmFlags) (*slurmJob, error) {
 		return nil, err
 	}
 	j := &slurmJob{c: c, f: f, runner: r, plan: plan, gpu: c.sweep == "" && c.profile == "paper",
-		sub: &slurm.Submitter{Client: &slurm.Client{SubmitInterval: site.SubmitIntervalOrDefault()}, Site: site, LogDir: logDir, Dir: dir, DryRun: f.dryRun, Out: os.Stdout}}
+		sub: &slurm.Submitter{Client: &slurm.Client{SubmitInterval: site.SubmitIntervalOrDefault()}, Site: site, LogDir: logDir, Dir: dir, DryRun: f.dryRun, Out: os.Stdout,
+			Mkdir: r.Store.MkdirAll}}
 	return j, nil
 }
 

@@ -17,7 +17,7 @@ func recipes(t *testing.T, args ...string) map[string]string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	j, err := newSlurmJob(c, &slurmFlags{})
+	j, err := newSlurmJob(c, &slurmFlags{}, "submit")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -91,7 +91,7 @@ func TestSweepCommand(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(out, "RESULTS.md")); err == nil {
 		t.Error("a sweep wrote RESULTS.md")
 	}
-	_, r, plan, err := parseAndSetup("status", []string{"--sweep", file, "--store", store})
+	_, r, plan, err := parseAndSetup("status", []string{"--sweep", file, "--store", store}, false)
 	if err != nil {
 		t.Fatal(err)
 	}
