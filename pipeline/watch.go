@@ -120,8 +120,16 @@ func (w *Watch) changedLogs() []string {
 
 // readLog notes the keys a run log names as done (hit, ran, verified).
 // A log rewritten while being read is read again at the next poll (its
-// stamp changed); a line that does not parse is skipped, never trusted.
-func (w *Watch) readLog(path string) {
+// stamp changed).
+func (w *Watch) readLog(path string) { doneKeys(path, w.seen) }
+
+// Seen says whether a run log read so far names key as done: the store
+// had its output once.
+func (w *Watch) Seen(key string) bool { return w.seen[key] }
+
+// doneKeys adds to seen the keys the run log at path names as done; a
+// line that does not parse is skipped, never trusted.
+func doneKeys(path string, seen map[string]bool) {
 	f, err := os.Open(path)
 	if err != nil {
 		// Gone (renamed over), or not readable to this user: the log is
@@ -138,7 +146,50 @@ func (w *Watch) readLog(path string) {
 		}
 		switch rec.Result {
 		case "hit", "ran", "verified":
-			w.seen[rec.Key] = true
+			seen[rec.Key] = true
 		}
 	}
+}
+
+// Gone says, by stage, why each stage of lines (a Status of the plan)
+// that is not cached is missing although a run log of the store names its
+// key done: the store had its output and has it no more (removed,
+// collected by gc, damaged). Each is looked up once more after its
+// directories are revalidated (NFS), so that only a stage still missing
+// then is listed. A stage no run log names is not: it was never in the
+// store, or the log of the job that computed it is not visible on this
+// host yet (a shared file system's delay, `slurm status`'s done-unseen).
+func (r *Runner) Gone(lines []StatusLine) (map[string]string, error) {
+	gone := map[string]string{}
+	seen := map[string]bool{}
+	ents, err := os.ReadDir(RunsDir(r.Store.Root()))
+	if err != nil {
+		return gone, nil // no run log: nothing was ever recorded done
+	}
+	for _, e := range ents {
+		if !e.IsDir() && strings.HasSuffix(e.Name(), ".jsonl") && !strings.HasPrefix(e.Name(), ".") {
+			doneKeys(filepath.Join(RunsDir(r.Store.Root()), e.Name()), seen)
+		}
+	}
+	for _, l := range lines {
+		if l.Cached || l.Key == "" || !seen[l.Key] {
+			continue
+		}
+		id, err := artifacts.ParseActionID(l.Key)
+		if err != nil {
+			return nil, err
+		}
+		r.Store.Revalidate(id)
+		_, err = r.Store.Get(id)
+		switch {
+		case err == nil:
+			// Visible after all: not gone (the caller's Status raced a
+			// commit, or this host's cache was stale).
+		case artifacts.IsMiss(err):
+			gone[l.Stage] = err.(*artifacts.Miss).Reason
+		default:
+			return nil, err
+		}
+	}
+	return gone, nil
 }

@@ -158,6 +158,44 @@ func (j Job) ArrayTask() (array string, task int, ok bool) {
 	return a, n, true
 }
 
+// CoversTask says whether the record j of a job array stands for its task
+// i: a task split off ("123_4"), or a record of tasks
+// that never started ("123_[0-26%4]", "123_[3,5-7]"). Slurm shows a
+// pending array's tasks as one such record until they start (squeue -r
+// splits them), and keeps it after a scancel: the tasks then ended
+// CANCELLED without ever having a line of their own.
+func (j Job) CoversTask(i int) bool {
+	if _, t, ok := j.ArrayTask(); ok {
+		return t == i
+	}
+	_, spec, found := strings.Cut(j.ID, "_[")
+	if !found || !strings.HasSuffix(spec, "]") {
+		return false
+	}
+	spec, _, _ = strings.Cut(strings.TrimSuffix(spec, "]"), "%")
+	for _, part := range strings.Split(spec, ",") {
+		rng, step, hasStep := strings.Cut(part, ":")
+		lo, hi, isRange := strings.Cut(rng, "-")
+		if !isRange {
+			hi = lo
+		}
+		l, err1 := strconv.Atoi(lo)
+		h, err2 := strconv.Atoi(hi)
+		st := 1
+		if hasStep {
+			n, err := strconv.Atoi(step)
+			if err != nil || n < 1 {
+				continue
+			}
+			st = n
+		}
+		if err1 == nil && err2 == nil && i >= l && i <= h && (i-l)%st == 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // Active says whether the job may still run (and so may still produce its
 // stage): pending, running or about to be requeued.
 func (j Job) Active() bool {

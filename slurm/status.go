@@ -16,6 +16,8 @@ const (
 	StateFailed       = "failed"        // its job ended without the stage in the store
 	StateSkipped      = "skipped"       // cancelled because a stage it reads failed
 	StateDone         = "done-unseen"   // its job completed but the store does not show it (yet: NFS)
+	StateMissing      = "missing"       // it was in the store (a run log says so) and is not now: submit again
+	StateCancelled    = "cancelled"     // its job was cancelled (scancel, slurm cancel), not for a failed input
 	StateNotSubmitted = "not-submitted" // no job of its name is known
 )
 
@@ -120,6 +122,12 @@ func (s *Submitter) Status(nodes []Node, tailLines int, cancelDead bool) (*Repor
 		switch {
 		case n.Cached:
 			st.State = StateCached
+		case n.Gone != "" && (!known || !j.Active()):
+			// Not done-unseen: the store had this output (a run log
+			// names its key done, and this host has seen that log), so
+			// no NFS delay hides it; it was removed or damaged since.
+			st.State = StateMissing
+			st.Note = "its output was in the store and is not now (" + n.Gone + "): submit again to compute it"
 		case !known:
 			st.State = StateNotSubmitted
 		case neverRuns(j):
@@ -136,6 +144,10 @@ func (s *Submitter) Status(nodes []Node, tailLines int, cancelDead bool) (*Repor
 			// Its own input failed, or (a job array's dependency is
 			// shared by its tasks) a sibling's did.
 			st.State = StateSkipped
+		case strings.HasPrefix(j.State, "CANCELLED"):
+			// Cancelled by a user (a task that never started is one
+			// record of its array's, see Job.CoversTask): nothing failed.
+			st.State = StateCancelled
 		default:
 			st.State = StateFailed
 			st.Tail = tail(st.Log, tailLines)
@@ -212,8 +224,7 @@ func (s *Submitter) CancelPlan(nodes []Node) ([]string, error) {
 		for _, j := range jobs {
 			mine := j.Name == JobName(n.Recipe)
 			if r := refs[n.Name]; r.name != "" && j.Name == r.name {
-				_, t, ok := j.ArrayTask()
-				mine = ok && t == r.index
+				mine = j.CoversTask(r.index)
 			}
 			if mine && j.Active() && !seen[j.ID] {
 				seen[j.ID] = true

@@ -22,8 +22,12 @@ type Node struct {
 	// the input's output digest (stages are deterministic, so the same
 	// recipe gives the same key), and of the store. The job name is built
 	// from it, so a later submission recognises this one's jobs.
-	Recipe    string
-	Cached    bool
+	Recipe string
+	Cached bool
+	// Gone is set for a node that is not cached although a run log of the
+	// store names its key done: why the store misses it now (removed,
+	// collected, damaged). Status shows it missing, not done-unseen.
+	Gone      string
 	Parents   []string // names of the nodes it reads
 	Argv      []string // runs the stage alone against the store
 	Resources Resources
@@ -606,8 +610,7 @@ func findJob(n Node, ref arrayRef, jobs []Job) (Job, bool) {
 	for _, j := range jobs {
 		mine := j.Name == JobName(n.Recipe)
 		if !mine && ref.name != "" && j.Name == ref.name {
-			_, t, ok := j.ArrayTask()
-			mine = ok && t == ref.index
+			mine = j.CoversTask(ref.index)
 		}
 		if mine && (!found || jobNum(j.ID) > jobNum(best.ID)) {
 			best, found = j, true

@@ -359,7 +359,7 @@ func (j *slurmJob) waitAndExport(ctx context.Context) error {
 		failingSince = time.Time{}
 		ended = map[string]bool{}
 		for _, s := range rep.Stages {
-			ended[s.Name] = s.State == slurm.StateDone || s.State == slurm.StateFailed
+			ended[s.Name] = s.State == slurm.StateDone || s.State == slurm.StateFailed || s.State == slurm.StateCancelled
 		}
 		if err := waitVerdict(rep, unseenSince, time.Now(), j.f.unseenLimit); err != nil {
 			printSlurmReport(j, rep)
@@ -387,15 +387,15 @@ func (j *slurmJob) waitAndExport(ctx context.Context) error {
 			// requeued parent as cancelled for a moment and kill its
 			// afterok dependents). Submit what is missing again.
 			resubmits++
-			fmt.Fprintf(os.Stderr, "slurm: %d stages cancelled without a failure; submitting them again\n", rep.Count(slurm.StateFailed)+rep.Count(slurm.StateSkipped))
+			fmt.Fprintf(os.Stderr, "slurm: %d stages cancelled without a failure; submitting them again\n", rep.Count(slurm.StateFailed)+rep.Count(slurm.StateSkipped)+rep.Count(slurm.StateCancelled))
 			if nodes, watch, err = j.resubmit(); err != nil {
 				return err
 			}
 			continue
 		case active == 0 && rep.Count(slurm.StateDone) == 0:
 			printSlurmReport(j, rep)
-			return fmt.Errorf("slurm: %s cannot finish: no job is pending or running and %s is not in the store (%d failed, %d skipped, %d not submitted); fix the failure and submit again",
-				j.plan.Profile, last, rep.Count(slurm.StateFailed), rep.Count(slurm.StateSkipped), rep.Count(slurm.StateNotSubmitted))
+			return fmt.Errorf("slurm: %s cannot finish: no job is pending or running and %s is not in the store (%d failed, %d skipped, %d cancelled, %d not submitted); fix the failure and submit again",
+				j.plan.Profile, last, rep.Count(slurm.StateFailed), rep.Count(slurm.StateSkipped), rep.Count(slurm.StateCancelled), rep.Count(slurm.StateNotSubmitted))
 		}
 		if err := pause(); err != nil {
 			return err
@@ -435,6 +435,12 @@ func (j *slurmJob) poll(nodes []slurm.Node, watch *pipeline.Watch, ended map[str
 	}
 	for i := range nodes {
 		nodes[i].Cached = lines[i].Cached
+		// A stage a run log names done was looked up by this poll: its
+		// miss is real, not a delay (see pipeline.Runner.Gone).
+		nodes[i].Gone = ""
+		if !lines[i].Cached && lines[i].Key != "" && watch.Seen(lines[i].Key) {
+			nodes[i].Gone = lines[i].Reason
+		}
 	}
 	return j.sub.Status(nodes, 15, true)
 }
@@ -463,7 +469,7 @@ func (j *slurmJob) resubmit() ([]slurm.Node, *pipeline.Watch, error) {
 func onlyCancelled(rep *slurm.Report) bool {
 	n := 0
 	for _, s := range rep.Stages {
-		if s.State == slurm.StateFailed || s.State == slurm.StateSkipped {
+		if s.State == slurm.StateFailed || s.State == slurm.StateSkipped || s.State == slurm.StateCancelled {
 			if !strings.HasPrefix(s.JobState, "CANCELLED") && !strings.HasPrefix(s.JobState, "PENDING") {
 				return false
 			}
@@ -492,10 +498,23 @@ func (j *slurmJob) export() error {
 	return exportStudy(art, j.c.outDir())
 }
 
+// status is `slurm status`: the store (every blob verified), the run logs
+// for stages the store had and lost (missing), then Slurm.
 func (j *slurmJob) status(cancelDead bool) (*slurm.Report, error) {
-	nodes, err := j.nodes()
+	lines, done, err := j.runner.Status(j.plan)
 	if err != nil {
 		return nil, err
+	}
+	nodes, err := j.nodesFrom(lines, done)
+	if err != nil {
+		return nil, err
+	}
+	gone, err := j.runner.Gone(lines)
+	if err != nil {
+		return nil, err
+	}
+	for i := range nodes {
+		nodes[i].Gone = gone[nodes[i].Name]
 	}
 	return j.sub.Status(nodes, 15, cancelDead)
 }
@@ -514,6 +533,8 @@ func waitVerdict(rep *slurm.Report, unseenSince map[string]time.Time, now time.T
 		switch {
 		case s.State == slurm.StateFailed && tailHas(s.Tail, plannedMarker):
 			return fmt.Errorf("slurm: stage %s (job %s) is not the stage this submission planned: its job runs another binary, Go version, checkout or configuration; see its log %s", s.Name, s.JobID, s.Log)
+		case s.State == slurm.StateMissing:
+			return fmt.Errorf("slurm: stage %s: %s (`routebench slurm submit` with the same flags)", s.Name, s.Note)
 		case s.State == slurm.StatePending && s.Stuck:
 			return fmt.Errorf("slurm: stage %s's job %s is pending for a reason that does not clear (%s): change its limits in the site file, `routebench slurm cancel`, and submit again", s.Name, s.JobID, s.Reason)
 		case s.State == slurm.StateDone:

@@ -73,6 +73,7 @@ func TestOnlyCancelled(t *testing.T) {
 		{"a train job failed", []slurm.StageState{st(slurm.StateFailed, "FAILED"), st(slurm.StateSkipped, "CANCELLED")}, false},
 		{"a time-out", []slurm.StageState{st(slurm.StateFailed, "TIMEOUT")}, false},
 		{"nothing unfinished", []slurm.StageState{st(slurm.StateCached, "")}, false},
+		{"arrays cancelled before they started", []slurm.StageState{st(slurm.StateCancelled, "CANCELLED"), st(slurm.StateCancelled, "CANCELLED by 0")}, true},
 	} {
 		if got := onlyCancelled(&slurm.Report{Stages: tc.stages}); got != tc.want {
 			t.Errorf("%s: onlyCancelled = %v, want %v", tc.name, got, tc.want)
@@ -109,6 +110,11 @@ func TestWaitVerdict(t *testing.T) {
 	}
 	if err := waitVerdict(rep(unseen), seen, now.Add(61*time.Second), time.Minute); err == nil || !strings.Contains(err.Error(), "COMPLETED") {
 		t.Fatalf("unseen past the limit: %v, want the job's state named", err)
+	}
+	// An output the store had and lost: polling cannot bring it back.
+	missing := slurm.StageState{Name: "train/rope", State: slurm.StateMissing, JobID: "8", JobState: "COMPLETED", Note: "its output was in the store and is not now (not in the store): submit again to compute it"}
+	if err := waitVerdict(rep(missing), map[string]time.Time{}, now, time.Minute); err == nil || !strings.Contains(err.Error(), "submit again") {
+		t.Fatalf("missing: %v, want --wait to end saying to submit again", err)
 	}
 }
 
