@@ -40,10 +40,9 @@ commands:
   baseline             write the profile's cached results as its baseline (explicit only;
                        --baseline FILE writes there instead)
   cat STAGE [FILE]     print a file of a cached stage's output (without FILE: list its files)
-  export STAGE...      write cached train stages' weights as safetensors with a config.json
-                       into <out>/<stage> (--out, default .routebench/export/<profile>;
-                       --windows N: also N held-out windows and the native log-probs on them,
-                       --window-len L (default T), --seed S; docs/interop.md)
+  export STAGE...      write cached train stages as directories PyTorch loads strictly
+                       (model.safetensors, config.json, reference.safetensors) into
+                       <out>/<stage>, whole or not at all (export --help; docs/interop.md)
   slurm submit|status  run the plan on a Slurm cluster, a job per stage, job arrays for stages
                        of one kind (docs/cluster.md;
                        --wait exports RESULTS.md as reproduce does)

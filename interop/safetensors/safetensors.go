@@ -143,6 +143,21 @@ func Write(w io.Writer, tensors []Tensor, metadata map[string]string) error {
 	return nil
 }
 
+// DataSection is the bytes after a safetensors file's header: the tensor
+// data, which identify the tensors (names, shapes and dtypes aside)
+// whatever the header's metadata says. Its SHA-256 is an export's
+// weights digest.
+func DataSection(data []byte) ([]byte, error) {
+	if len(data) < 8 {
+		return nil, errors.New("safetensors: file shorter than its 8-byte header length")
+	}
+	hlen := binary.LittleEndian.Uint64(data)
+	if hlen > uint64(len(data)-8) {
+		return nil, fmt.Errorf("safetensors: header length %d exceeds the file's %d bytes", hlen, len(data))
+	}
+	return data[8+hlen:], nil
+}
+
 // Read decodes a safetensors file of F32, F64 and I32 tensors, checking
 // every byte range, so that a damaged file is an error and never a
 // half-read model. Tensors come back in name order.

@@ -3,28 +3,39 @@
 It builds every default variant (nope, rope, alibi, kerple-log, random-qk,
 random-qkv, random-qkv-alibi, learned-qk, learned-qkv, learned-proj-qkv, path,
 path-fox) from an export of `routebench export` (docs/interop.md):
-model.safetensors (the tensors of modelspec/weights/ARCHITECTURE.md, under the
-same names) and config.json (the variant and every architectural fact). It was
-written from ARCHITECTURE.md alone, as a fourth implementation beside the gomlx
-model, the native trainer and the native evaluator; `make test-torch` checks
-its log-probs against the native evaluator's (interop/torch/test_model.py).
+model.safetensors, whose tensors are this module's state_dict (its names,
+nn.Linear's [out, in] layout), and config.json (model_type, the tokenizer,
+the variant and every architectural fact). It was written from
+modelspec/weights/ARCHITECTURE.md alone, as a fourth implementation beside
+the gomlx model, the native trainer and the native evaluator; `make
+test-torch` checks its log-probs against the native evaluator's
+(interop/torch/test_model.py).
 
     import model
-    m = model.load("path/to/export/train/rope")
-    logp = m.log_probs(tokens[:, :-1], tokens[:, 1:])   # [B, L] nats
+    m = model.load("path/to/export/train/rope")          # every file checked
+    ids = torch.tensor([m.encode("It is a truth universally acknowledged")])
+    logp = m.log_probs(ids[:, :-1], ids[:, 1:])           # [B, L] nats
 
-Everything runs in float32 except the rotation angles, which are summed in
-float64 as the spec says, and KERPLE's bias, computed in float64 and rounded
-once (a float32 log1p would add its own rounding for nothing). The attention
-is the plain L x L one: fine for a few thousand tokens, not for routebench's
+or, with no helper of ours beyond the class:
+
+    m = model.Transformer(json.load(open(".../config.json")))
+    m.load_state_dict(safetensors.torch.load_file(".../model.safetensors"), strict=True)
+
+A damaged or mismatched file is an ExportError, one line naming the file and
+the fault. Everything runs in float32 except the rotation angles and the
+forget gate's prefix sums, which are summed in float64 as the native
+evaluator sums them, and KERPLE's bias, computed in float64 and rounded once
+(a float32 log1p would add its own rounding for nothing). The attention is
+the plain L x L one: fine for a few thousand tokens, not for routebench's
 65,536-token windows (the native evaluator streams those).
 """
 
+import hashlib
 import json
 import math
 import os
-import re
 import struct
+import sys
 
 import torch
 import torch.nn as nn
@@ -32,36 +43,131 @@ import torch.nn.functional as F
 
 
 # ---------------------------------------------------------------------------
-# Files
+# Files: every fault is an ExportError whose message is one line naming the
+# file and the fault, never a raw struct, KeyError or UnicodeDecodeError.
+
+FORMAT = "routebench-export/2"
+
+
+class ExportError(ValueError):
+    """A file of an export that this module refuses: str() is one line, "<path>: <fault>"."""
+
+
+def _fail(path, fault):
+    raise ExportError(f"{path}: {' '.join(str(fault).split())}")
+
+
+DTYPES = {"F32": (torch.float32, 4), "F64": (torch.float64, 8), "I32": (torch.int32, 4)}
+
+
+def read_safetensors(path):
+    """({name: tensor}, metadata, sha256 of the data section) of a safetensors
+    file of F32, F64 and I32 tensors. The header, every dtype, shape and byte
+    range are checked: the ranges must tile the data section exactly."""
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError as e:
+        _fail(path, f"cannot read it: {e.strerror}")
+    if len(data) < 8:
+        _fail(path, f"{len(data)} bytes, shorter than the 8-byte header length (not a safetensors file)")
+    (n,) = struct.unpack("<Q", data[:8])
+    if n > len(data) - 8:
+        _fail(path, f"header length {n} exceeds the file's {len(data)} bytes (truncated, or not a safetensors file)")
+    try:
+        header = json.loads(data[8:8 + n].decode("utf-8"))
+    except (UnicodeDecodeError, ValueError) as e:
+        _fail(path, f"the header is not UTF-8 JSON ({e})")
+    if not isinstance(header, dict):
+        _fail(path, "the header is not a JSON object")
+    meta = header.pop("__metadata__", {})
+    if not isinstance(meta, dict) or not all(isinstance(v, str) for v in meta.values()):
+        _fail(path, "__metadata__ is not a map of strings")
+    body = data[8 + n:]
+    tensors, spans = {}, []
+    for name, e in header.items():
+        if not isinstance(e, dict) or set(e) != {"dtype", "shape", "data_offsets"}:
+            _fail(path, f"tensor {name!r}: entry {e!r} is not {{dtype, shape, data_offsets}}")
+        if e["dtype"] not in DTYPES:
+            _fail(path, f"tensor {name!r}: dtype {e['dtype']!r}; an export holds F32, F64 and I32 only")
+        dtype, width = DTYPES[e["dtype"]]
+        shape, off = e["shape"], e["data_offsets"]
+        if not isinstance(shape, list) or not all(isinstance(d, int) and d >= 0 for d in shape):
+            _fail(path, f"tensor {name!r}: shape {shape!r} is not a list of non-negative integers")
+        if not (isinstance(off, list) and len(off) == 2 and all(isinstance(o, int) for o in off) and 0 <= off[0] <= off[1] <= len(body)):
+            _fail(path, f"tensor {name!r}: byte range {off!r} lies outside the {len(body)}-byte data section")
+        count = math.prod(shape)
+        if off[1] - off[0] != count * width:
+            _fail(path, f"tensor {name!r}: byte range {off!r} holds {off[1] - off[0]} bytes, shape {shape} of {e['dtype']} needs {count * width}")
+        spans.append((off[0], off[1], name))
+        t = torch.frombuffer(bytearray(body[off[0]:off[1]]), dtype=dtype) if count else torch.zeros(0, dtype=dtype)
+        if sys.byteorder != "little":
+            t = t.byteswap() if hasattr(t, "byteswap") else _fail(path, "this host is big-endian; safetensors is little-endian")
+        tensors[name] = t.reshape(shape)
+    pos = 0
+    for lo, hi, name in sorted(spans):
+        if lo != pos:
+            _fail(path, f"tensor {name!r} starts at byte {lo} of the data section, where {pos} was expected (overlapping or gapped ranges)")
+        pos = hi
+    if pos != len(body):
+        _fail(path, f"the tensors cover {pos} of the data section's {len(body)} bytes")
+    return tensors, meta, hashlib.sha256(body).hexdigest()
+
 
 def load_safetensors(path):
-    """Reads a safetensors file (F32, F64, I32) into {name: tensor}, metadata."""
-    with open(path, "rb") as f:
-        data = f.read()
-    (n,) = struct.unpack("<Q", data[:8])
-    header = json.loads(data[8:8 + n])
-    meta = header.pop("__metadata__", {})
-    body = data[8 + n:]
-    dtypes = {"F32": torch.float32, "F64": torch.float64, "I32": torch.int32}
-    tensors = {}
-    for name, e in header.items():
-        lo, hi = e["data_offsets"]
-        t = torch.frombuffer(bytearray(body[lo:hi]), dtype=dtypes[e["dtype"]])  # little-endian host
-        tensors[name] = t.reshape(e["shape"])
+    """{name: tensor}, metadata of a safetensors file (read_safetensors' checks)."""
+    tensors, meta, _ = read_safetensors(path)
     return tensors, meta
 
 
-def torch_name(name):
-    """routebench's tensor name -> this module's: block003/wq -> blocks.3.wq."""
-    m = re.fullmatch(r"block(\d+)/(\w+)", name)
-    return f"blocks.{int(m.group(1))}.{m.group(2)}" if m else name
+CONFIG_KEYS = ["model_type", "routebench_format", "variant", "vocab", "d_model", "layers", "heads", "d_hidden", "norm_eps",
+               "rotation", "value_rot", "alibi", "d_head", "rotation_pairs", "attention_scale", "tokenizer", "weights_sha256"]
+
+
+def read_config(path):
+    """config.json of an export, checked for the keys this module reads."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            cfg = json.load(f)
+    except OSError as e:
+        _fail(path, f"cannot read it: {e.strerror}")
+    except ValueError as e:
+        _fail(path, f"not JSON ({e})")
+    if not isinstance(cfg, dict):
+        _fail(path, "not a JSON object")
+    if cfg.get("model_type") != "routebench" or cfg.get("routebench_format") != FORMAT:
+        _fail(path, f"model_type {cfg.get('model_type')!r}, routebench_format {cfg.get('routebench_format')!r}; this file reads routebench {FORMAT} (re-export with this checkout's routebench)")
+    missing = [k for k in CONFIG_KEYS if k not in cfg]
+    if missing:
+        _fail(path, f"no {', '.join(missing)}")
+    return cfg
+
+
+def check_metadata(path, meta, cfg, digest=None):
+    """The safetensors metadata of an export's file against its config.json."""
+    if meta.get("format") != "pt" or meta.get("routebench_format") != FORMAT:
+        _fail(path, f"metadata format {meta.get('format')!r}, routebench_format {meta.get('routebench_format')!r}; an export says 'pt' and {FORMAT!r}")
+    if meta.get("variant") != cfg["variant"]:
+        _fail(path, f"variant {meta.get('variant')!r}, but config.json says {cfg['variant']!r}: the files come from different exports")
+    if meta.get("weights_sha256") != cfg["weights_sha256"]:
+        _fail(path, f"weights_sha256 {meta.get('weights_sha256', '')[:12]!r}, config.json's {cfg['weights_sha256'][:12]!r}: the files come from different weights")
+    if digest is not None and digest != cfg["weights_sha256"]:
+        _fail(path, f"its tensor data hash to {digest[:12]}, not the weights_sha256 {cfg['weights_sha256'][:12]} it carries: the file is damaged")
 
 
 # ---------------------------------------------------------------------------
 # The pieces
 
-def rms_norm(x, gain, eps):
-    return x / torch.sqrt(x.pow(2).mean(-1, keepdim=True) + eps) * gain
+class RMSNorm(nn.Module):
+    """u / sqrt(mean(u^2) + eps) * weight."""
+
+    def __init__(self, d, eps):
+        super().__init__()
+        self.eps = eps
+        self.weight = nn.Parameter(torch.zeros(d))
+
+    def forward(self, x):
+        return x / torch.sqrt(x.pow(2).mean(-1, keepdim=True) + self.eps) * self.weight
 
 
 def reduce_angle(x):
@@ -91,27 +197,25 @@ class Block(nn.Module):
         super().__init__()
         self.cfg = cfg
         D, Fh, H, P = cfg["d_model"], cfg["d_hidden"], cfg["heads"], cfg["rotation_pairs"]
-        z = lambda *shape: nn.Parameter(torch.zeros(*shape))
-        self.norm1, self.norm2 = z(D), z(D)
-        self.wq, self.wk, self.wv, self.wo = z(D, D), z(D, D), z(D, D), z(D, D)
-        self.w1, self.b1, self.w2, self.b2 = z(D, Fh), z(Fh), z(Fh, D), z(D)
+        self.norm1, self.norm2 = RMSNorm(D, cfg["norm_eps"]), RMSNorm(D, cfg["norm_eps"])
+        self.wq, self.wk, self.wv, self.wo = (nn.Linear(D, D, bias=False) for _ in range(4))
+        self.w1, self.w2 = nn.Linear(D, Fh), nn.Linear(Fh, D)
         if cfg.get("angle_proj"):  # learned-proj-qkv: this block's own angles
-            self.angle_proj = z(D, H * P)
+            self.angle_proj = nn.Linear(D, H * P, bias=False)
         if cfg.get("householder"):  # PaTH
             R, K = cfg["path_rank"], cfg["path_conv"]
-            self.wpath_down, self.wpath_up, self.path_conv = z(D, R), z(R, D), z(K, D)
-            self.wbeta, self.bbeta = z(D, H), z(H)
+            self.wpath_down, self.wpath_up = nn.Linear(D, R, bias=False), nn.Linear(R, D, bias=False)
+            self.path_conv = nn.Parameter(torch.zeros(K, D))
+            self.wbeta = nn.Linear(D, H)
             if cfg.get("forget_gate"):  # PaTH-FoX
-                self.wgate, self.bgate = z(D, H), z(H)
+                self.wgate = nn.Linear(D, H)
         if cfg.get("kerple_log"):  # KERPLE's log bias: this block's p_h and a_h
-            self.kerple_p, self.kerple_a = z(H), z(H)
+            self.kerple_p, self.kerple_a = nn.Parameter(torch.zeros(H)), nn.Parameter(torch.zeros(H))
 
     def forward(self, h, psi):
-        eps = self.cfg["norm_eps"]
-        a = rms_norm(h, self.norm1, eps)
-        h = h + self.attention(a, psi) @ self.wo
-        m = rms_norm(h, self.norm2, eps)
-        return h + F.gelu(m @ self.w1 + self.b1, approximate="tanh") @ self.w2 + self.b2
+        a = self.norm1(h)
+        h = h + self.wo(self.attention(a, psi))
+        return h + self.w2(F.gelu(self.w1(self.norm2(h)), approximate="tanh"))
 
     def attention(self, a, psi):
         """a [B, L, D], the normed block input; psi [B, L, H, P] float64 angles
@@ -119,9 +223,9 @@ class Block(nn.Module):
         cfg = self.cfg
         B, L, D = a.shape
         H, d = cfg["heads"], cfg["d_head"]
-        q, k, v = ((a @ w).view(B, L, H, d) for w in (self.wq, self.wk, self.wv))
+        q, k, v = (w(a).view(B, L, H, d) for w in (self.wq, self.wk, self.wv))
         if cfg.get("angle_proj"):
-            psi = route_sums((a @ self.angle_proj).view(B, L, H, -1))
+            psi = route_sums(self.angle_proj(a).view(B, L, H, -1))
         if psi is not None:
             cos, sin = torch.cos(psi).float(), torch.sin(psi).float()
             q, k = rotate(q, cos, sin), rotate(k, cos, sin)
@@ -160,12 +264,12 @@ class Block(nn.Module):
         cfg = self.cfg
         B, L, D = a.shape
         H, d = cfg["heads"], cfg["d_head"]
-        z = (a @ self.wpath_down) @ self.wpath_up
+        z = self.wpath_up(self.wpath_down(a))
         # depthwise causal convolution: tap t multiplies z_{i-t} (zero before the window)
         conv = sum(self.path_conv[t] * F.pad(z, (0, 0, t, 0))[:, :L] for t in range(cfg["path_conv"]))
         y = F.silu(conv).view(B, L, H, d)
         w = (y / torch.sqrt((y * y).sum(-1, keepdim=True) + cfg["path_norm_eps"])).transpose(1, 2)
-        beta = (2 * torch.sigmoid(a @ self.wbeta + self.bbeta)).transpose(1, 2)  # [B, H, L]
+        beta = (2 * torch.sigmoid(self.wbeta(a))).transpose(1, 2)  # [B, H, L]
         q, k = q.transpose(1, 2), k.transpose(1, 2)  # [B, H, L, d]
         # Walk j from the last position down, keeping u_i = H_{j+1} ... H_i q_i
         # for every i >= j (u_j = q_j): then s_ij = u_i . k_j, and applying
@@ -176,10 +280,20 @@ class Block(nn.Module):
             s[:, :, j:, j] = (u[:, :, j:] * k[:, :, j, None]).sum(-1)
             wj = w[:, :, j, None]  # [B, H, 1, d]
             u[:, :, j:] = u[:, :, j:] - beta[:, :, j, None, None] * (u[:, :, j:] * wj).sum(-1, keepdim=True) * wj
-        if cfg.get("forget_gate"):  # FoX: G_i = sum_{t<=i} logsigmoid(a_t wgate + bgate), per head
-            G = torch.cumsum(F.logsigmoid(a @ self.wgate + self.bgate), dim=1).transpose(1, 2)
-            s = s + G[..., :, None] - G[..., None, :]
-        return s * cfg["attention_scale"]  # the gate sits inside the scale, as PaTH's kernel
+        s = s * cfg["attention_scale"]
+        if cfg.get("forget_gate"):  # the gate sits inside the scale, as PaTH's kernel
+            s = s + gate_logits(self.wgate(a), cfg["attention_scale"])
+        return s
+
+
+def gate_logits(pre, scale):
+    """FoX's gate term (G_i - G_j) * scale, [B, H, L, L] float32, from the
+    gate's pre-activations [B, L, H]: G_i = sum_{t<=i} logsigmoid(pre_t) per
+    head, summed and differenced in float64 and rounded once, as the native
+    evaluator does. G falls by about a nat every few tokens, so in float32
+    G_i - G_j loses digits as i grows: 2.4e-5 nats a token by 512 tokens."""
+    G = torch.cumsum(F.logsigmoid(pre.double()), dim=1).transpose(1, 2)  # [B, H, L]
+    return ((G[..., :, None] - G[..., None, :]) * scale).float()
 
 
 class Transformer(nn.Module):
@@ -187,10 +301,10 @@ class Transformer(nn.Module):
         super().__init__()
         self.cfg = cfg
         V, D, H, P = cfg["vocab"], cfg["d_model"], cfg["heads"], cfg["rotation_pairs"]
-        self.embed = nn.Parameter(torch.zeros(V, D))
+        self.embed = nn.Embedding(V, D)
         self.blocks = nn.ModuleList(Block(cfg) for _ in range(cfg["layers"]))
-        self.normf = nn.Parameter(torch.zeros(D))
-        self.unembed = nn.Parameter(torch.zeros(D, V))
+        self.normf = RMSNorm(D, cfg["norm_eps"])
+        self.unembed = nn.Linear(D, V, bias=False)
         if cfg["rotation"] == "accumulated" and not cfg.get("angle_proj"):
             self.angles = nn.Parameter(torch.zeros(V, H, P))  # per-token steps of the route sums
 
@@ -210,11 +324,11 @@ class Transformer(nn.Module):
 
     def forward(self, tokens):
         """Logits [B, L, V] of every position of tokens [B, L]."""
-        h = self.embed[tokens]
+        h = self.embed(tokens)
         psi = self.positions(tokens)
         for block in self.blocks:
             h = block(h, psi)
-        return rms_norm(h, self.normf, self.cfg["norm_eps"]) @ self.unembed
+        return self.unembed(self.normf(h))
 
     @torch.no_grad()
     def log_probs(self, tokens, targets):
@@ -223,20 +337,66 @@ class Transformer(nn.Module):
         return logp.gather(-1, targets[..., None].long()).squeeze(-1)
 
 
-def build(cfg, tensors):
-    """A Transformer of config cfg holding tensors (routebench names); every
-    tensor the variant needs must be there and no other (load_state_dict's
-    strict check)."""
-    m = Transformer(cfg)
-    m.load_state_dict({torch_name(n): t.float() for n, t in tensors.items()}, strict=True)
-    return m.eval()
+    # The byte tokenizer (config.json's "tokenizer"; gpt2 exports need tiktoken's r50k_base).
+
+    def _bytes_tokenizer(self):
+        tok = self.cfg["tokenizer"]
+        if tok.get("kind") != "bytes":
+            raise ExportError(f"config.json: tokenizer {tok.get('kind')!r}: model.py encodes the bytes tokenizer only; encode with tiktoken's r50k_base (GPT-2), encode_ordinary")
+        return tok
+
+    def encode(self, text, end_of_document=False):
+        """Token ids of text, as the tokenize stage made them: CRLF -> LF, then
+        the UTF-8 bytes, id = byte value; end_of_document appends the special id."""
+        tok = self._bytes_tokenizer()
+        ids = list(text.replace("\r\n", "\n").encode("utf-8"))
+        return ids + [tok["special_ids"]["end_of_document"]] if end_of_document else ids
+
+    def decode(self, ids, end_of_document="\n\n"):
+        """Text of token ids: each end-of-document id becomes the given string,
+        the bytes between are read as UTF-8 (a cut character becomes U+FFFD)."""
+        tok = self._bytes_tokenizer()
+        eod, out, run = tok["special_ids"]["end_of_document"], [], bytearray()
+        for i in (int(x) for x in ids):
+            if i == eod:
+                out += [run.decode("utf-8", errors="replace"), end_of_document]
+                run = bytearray()
+            else:
+                run.append(i)
+        return "".join(out) + run.decode("utf-8", errors="replace")
 
 
 def load(export_dir):
-    """The model of one export directory (config.json, model.safetensors)."""
-    with open(os.path.join(export_dir, "config.json")) as f:
-        cfg = json.load(f)
-    if cfg.get("format") != "routebench-export/1":
-        raise ValueError(f"{export_dir}/config.json: format {cfg.get('format')!r}, this file reads routebench-export/1")
-    tensors, _ = load_safetensors(os.path.join(export_dir, "model.safetensors"))
-    return build(cfg, tensors)
+    """The model of one export directory (config.json, model.safetensors),
+    every file checked: the header, dtypes, byte ranges, finite weights, the
+    variant and the weights digest against config.json, and the tensors
+    against the model's state_dict (strict). Raises ExportError."""
+    cfg_path, st_path = os.path.join(export_dir, "config.json"), os.path.join(export_dir, "model.safetensors")
+    cfg = read_config(cfg_path)
+    tensors, meta, digest = read_safetensors(st_path)
+    check_metadata(st_path, meta, cfg, digest)
+    for name, t in tensors.items():
+        if t.dtype != torch.float32:
+            _fail(st_path, f"tensor {name!r} is {t.dtype}; weights are F32")
+        bad = (~torch.isfinite(t)).sum().item()
+        if bad:
+            _fail(st_path, f"tensor {name!r} holds {bad} non-finite values (NaN or inf) of {t.numel()}")
+    m = Transformer(cfg)
+    try:
+        m.load_state_dict(tensors, strict=True)
+    except RuntimeError as e:
+        _fail(st_path, f"does not fit config.json's {cfg['variant']} model: {e}")
+    return m.eval()
+
+
+def load_reference(export_dir):
+    """(tokens [N, L+1] int64, logprobs [N, L] float64) of an export's
+    reference.safetensors, checked to be scored with its model's weights."""
+    cfg = read_config(os.path.join(export_dir, "config.json"))
+    path = os.path.join(export_dir, "reference.safetensors")
+    ref, meta, _ = read_safetensors(path)
+    check_metadata(path, meta, cfg)
+    tokens, lp = ref.get("tokens"), ref.get("logprobs")
+    if tokens is None or lp is None or tokens.dim() != 2 or lp.dim() != 2 or tokens.shape[0] != lp.shape[0] or tokens.shape[1] != lp.shape[1] + 1:
+        _fail(path, "no tokens [N, L+1] and logprobs [N, L] tensors")
+    return tokens.long(), lp
