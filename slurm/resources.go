@@ -111,6 +111,14 @@ type Site struct {
 	// default MaxArraySize is 1001, and a task index must be below it);
 	// 1 submits one job per stage, as before job arrays.
 	ArrayMax int `json:"array_max,omitempty"`
+	// ArrayThrottleTotal caps the tasks of one stage kind that run at
+	// once across all the jobs a submission splits that kind into
+	// (array_throttle is per array: array_max and stages that do not line
+	// up with their parent array give a kind several arrays, and as many
+	// times the throttle). A kind's jobs then run one after another, each
+	// waiting (afterany) for the one before, and each array is throttled
+	// to at most this many; 0 sets none.
+	ArrayThrottleTotal int `json:"array_throttle_total,omitempty"`
 }
 
 // arrayMax is array_max, 1000 by default.
@@ -121,12 +129,21 @@ func (s *Site) arrayMax() int {
 	return 1000
 }
 
+// arrayThrottle is the % of a job array's --array: array_throttle, or
+// array_throttle_total where that is lower or the only one set.
 func (s *Site) arrayThrottle() int {
 	if s == nil {
 		return 0
 	}
+	if t := s.ArrayThrottleTotal; t > 0 && (s.ArrayThrottle == 0 || t < s.ArrayThrottle) {
+		return t
+	}
 	return s.ArrayThrottle
 }
+
+// chainsKinds says whether a kind's jobs of one submission run one after
+// another (array_throttle_total).
+func (s *Site) chainsKinds() bool { return s != nil && s.ArrayThrottleTotal > 0 }
 
 // SubmitIntervalOrDefault is submit_interval, 100ms by default.
 func (s *Site) SubmitIntervalOrDefault() time.Duration {
@@ -238,8 +255,8 @@ func LoadSite(path string) (*Site, error) {
 			return nil, fmt.Errorf("slurm site file %s: %s %q is not a duration such as \"30m\" or \"48h\"", path, name, v)
 		}
 	}
-	if s.ArrayThrottle < 0 || s.ArrayMax < 0 {
-		return nil, fmt.Errorf("slurm site file %s: array_throttle %d and array_max %d must not be negative", path, s.ArrayThrottle, s.ArrayMax)
+	if s.ArrayThrottle < 0 || s.ArrayMax < 0 || s.ArrayThrottleTotal < 0 {
+		return nil, fmt.Errorf("slurm site file %s: array_throttle %d, array_throttle_total %d and array_max %d must not be negative", path, s.ArrayThrottle, s.ArrayThrottleTotal, s.ArrayMax)
 	}
 	for kind, r := range s.kindsAndDefault() {
 		if r.MemRetry == "" {

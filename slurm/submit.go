@@ -56,6 +56,8 @@ type Submitter struct {
 	Dir    string // where the jobs run
 	DryRun bool   // print the sbatch lines, submit nothing
 	Out    io.Writer
+
+	lastOfKind map[string]string // kind -> its last job submitted (kindChain)
 }
 
 // Submitted is what a submission did, by node name.
@@ -138,12 +140,30 @@ func (s *Submitter) Submit(nodes []Node) (*Submitted, error) {
 		todo = append(todo, t)
 	}
 	tasksOf := map[string][]string{} // array job id -> the task refs submitted now
+	s.lastOfKind = map[string]string{}
 	for _, g := range s.group(todo) {
 		if err := s.submitGroup(g, jobOf, tasksOf, res); err != nil {
 			return res, err
 		}
 	}
 	return res, nil
+}
+
+// kindChain is the job a new job of kind must wait for (afterany) under
+// the site's array_throttle_total: the kind's job submitted last in this
+// submission, so that one of the kind's jobs runs at a time and each
+// array's throttle is the kind's total; nil where the site sets no total.
+func (s *Submitter) kindChain(kind string) []string {
+	if !s.Site.chainsKinds() || s.lastOfKind[kind] == "" {
+		return nil
+	}
+	return []string{s.lastOfKind[kind]}
+}
+
+func (s *Submitter) chained(kind, id string) {
+	if s.lastOfKind != nil {
+		s.lastOfKind[kind] = id
+	}
 }
 
 // arrayBroken breaks one piece of job arrays for the mutation check of
@@ -285,7 +305,7 @@ func (s *Submitter) submitOne(t *toSubmit, jobOf map[string]string, tasksOf map[
 		comment += fmt.Sprintf(" (mem_retry after job %s ran out of memory)", t.retryOf.ID)
 	}
 	log := LogPath(s.LogDir, n)
-	args := s.sbatchArgs(JobName(n.Recipe), comment, filenamePattern(log), depSpec("", wholeArrays(deps, tasksOf)), t.res)
+	args := s.sbatchArgs(JobName(n.Recipe), comment, filenamePattern(log), depSpec("", wholeArrays(deps, tasksOf), s.kindChain(n.Kind)), t.res)
 	script := strings.TrimSuffix(log, ".log") + ".sbatch"
 	argv := append(append([]string(nil), s.Site.wrap()...), n.Argv...)
 	body := Script(ScriptSpec{Stage: n.Name, JobName: JobName(n.Recipe), Dir: s.Dir, Argv: argv, MaxRequeue: s.Site.maxRequeue(),
@@ -295,6 +315,7 @@ func (s *Submitter) submitOne(t *toSubmit, jobOf map[string]string, tasksOf map[
 		return err
 	}
 	res.New[n.Name], jobOf[n.Name] = id, id
+	s.chained(n.Kind, id)
 	if s.Out != nil && !s.DryRun {
 		note := ""
 		if t.retryOf.ID != "" {
@@ -350,7 +371,7 @@ func (s *Submitter) submitArray(g []*toSubmit, parents [][]string, corr string, 
 	}
 	spec := arraySpec(index, s.Site.arrayThrottle())
 	args := s.sbatchArgs(name, "routebench "+g[0].node.Kind+" array", filenamePattern(filepath.Join(s.LogDir, name))+".%a.log",
-		depSpec(corr, wholeArrays(afterok, tasksOf)), r)
+		depSpec(corr, wholeArrays(afterok, tasksOf), s.kindChain(g[0].node.Kind)), r)
 	args = append(args, "--array="+spec)
 	body := Script(ScriptSpec{JobName: name, Dir: s.Dir, Tasks: tasks, MaxRequeue: s.Site.maxRequeue(), Umask: s.Site.umask(), Setup: s.Site.setup()})
 	if !s.DryRun {
@@ -371,6 +392,7 @@ func (s *Submitter) submitArray(g []*toSubmit, parents [][]string, corr string, 
 		return err
 	}
 	res.Arrays = append(res.Arrays, Array{Name: name, JobID: id, Spec: spec, Stages: stages})
+	s.chained(g[0].node.Kind, id)
 	if s.Out != nil && !s.DryRun {
 		fmt.Fprintf(s.Out, "array %s: job %s, %d tasks (--array=%s)\n", name, id, len(g), spec)
 	}
@@ -475,14 +497,18 @@ func wholeArrays(refs []string, tasksOf map[string][]string) []string {
 }
 
 // depSpec is a job's --dependency: aftercorr on an array whose tasks
-// line up, afterok on every other input's job, and singleton.
-func depSpec(corr string, afterok []string) string {
+// line up, afterok on every other input's job, afterany on the job of its
+// kind before it (array_throttle_total), and singleton.
+func depSpec(corr string, afterok, afterany []string) string {
 	var parts []string
 	if corr != "" {
 		parts = append(parts, "aftercorr:"+corr)
 	}
 	if len(afterok) > 0 {
 		parts = append(parts, "afterok:"+strings.Join(afterok, ":"))
+	}
+	if len(afterany) > 0 {
+		parts = append(parts, "afterany:"+strings.Join(afterany, ":"))
 	}
 	return strings.Join(append(parts, "singleton"), ",")
 }
