@@ -1,7 +1,7 @@
 // Package kerneltest runs a test under each micro-kernel set of
-// model/native (the portable Go kernels, and the AVX-512 assembly where the
-// CPU has it), so that the agreement tests check both kernel sets in one
-// test run, not only the one the host picks.
+// model/native that the host runs (the portable Go kernels, and the AVX2
+// and AVX-512 assembly where the CPU has them), so that the agreement tests
+// check every set in one test run, not only the one the host picks.
 package kerneltest
 
 import (
@@ -10,26 +10,27 @@ import (
 	"routebench/model/native"
 )
 
-// Each runs f as the subtests "portable" and "asm" with that kernel set
-// active, restoring the host's set afterwards. "asm" is skipped where the
-// assembly is not compiled in (-tags purego, not amd64) or the CPU lacks
-// AVX-512. The kernel set is process-wide: f and its callers must not run
-// in parallel with other tests of the package that use the kernels.
+// Each runs f as one subtest per kernel set the host runs ("portable",
+// "avx2", "avx512"), with that set active, restoring the host's set
+// afterwards. The kernel set is process-wide: f and its callers must not
+// run in parallel with other tests of the package that use the kernels.
 func Each(t *testing.T, f func(t *testing.T)) {
 	t.Helper()
-	host := native.SetVectorKernels(false)
-	defer native.SetVectorKernels(host)
-	t.Run("portable", func(t *testing.T) {
-		native.SetVectorKernels(false)
-		if native.VectorKernels() {
-			t.Fatal("native.SetVectorKernels(false) left the vector kernels on")
+	host := native.KernelSet()
+	defer func() {
+		if _, err := native.SetKernelSet(host); err != nil {
+			t.Errorf("kerneltest: restoring the host's kernel set: %v", err)
 		}
-		f(t)
-	})
-	t.Run("asm", func(t *testing.T) {
-		if native.SetVectorKernels(true); !native.VectorKernels() {
-			t.Skipf("no assembly kernels here (%s): the portable run covers this machine", native.KernelName())
-		}
-		f(t)
-	})
+	}()
+	for _, s := range native.KernelSets() {
+		t.Run(s, func(t *testing.T) {
+			if _, err := native.SetKernelSet(s); err != nil {
+				t.Fatalf("kerneltest: %v", err)
+			}
+			if got := native.KernelSet(); got != s {
+				t.Fatalf("native.SetKernelSet(%q) left %q running", s, got)
+			}
+			f(t)
+		})
+	}
 }

@@ -3,9 +3,9 @@ package native
 // The exported blocks of streaming attention and the row-block GEMM on
 // pre-packed weights, for the evaluator (model/nativeeval). Thin wrappers
 // (inlined) over the dispatching kernels of kern.go; their contracts are
-// those functions'. The online-softmax steps' assembly has its own exp
-// (softmaxExpSteps in gen_kern_amd64.go); their portable form uses
-// ExpShift's, so the two kernel sets agree to a few ulp, not bit for bit.
+// those functions'. The online-softmax steps have their own exp
+// (softmaxExpSteps in gen_kern_amd64.go, softmaxExpLane in kern_canon.go),
+// the same bits in every kernel set.
 
 // PackedB is a K x N matrix packed into 64-column panels for GemmPacked.
 type PackedB = packedB
@@ -46,17 +46,16 @@ func OnlineSoftmax64(sc []float32, nq int, m, l, f, rs []float32) {
 		softmaxRowsAsm(sc, nq, m, l, f, rs)
 		return
 	}
+	softmaxRowsLanes(sc, nq, m, rs, f, nil, nil, nil)
+	rescaleSums(nq, l, f, rs)
+}
+
+// rescaleSums finishes an online-softmax step: the factors f =
+// exp(m_old - m_new), 16 rows at a time (f's capacity reaches a multiple
+// of 16), then l = l f + rs (the product rounded on its own).
+func rescaleSums(nq int, l, f, rs []float32) {
+	expShift(f[:(nq+15)&^15], 0)
 	for r := 0; r < nq; r++ {
-		row := sc[r*64 : (r+1)*64]
-		mNew := max(m[r], maxOf(row))
-		f[r] = m[r] - mNew // -Inf on the first block: factor 0
-		rs[r] = expShift(row, mNew)
-		m[r] = mNew
-	}
-	// One vector exp for all rescale factors: a scalar exp per row
-	// cost ~15% of a block.
-	expShift(f, 0)
-	for r := 0; r < nq; r++ {
-		l[r] = l[r]*f[r] + rs[r]
+		l[r] = float32(l[r]*f[r]) + rs[r]
 	}
 }

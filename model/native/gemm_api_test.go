@@ -262,7 +262,7 @@ func TestGemmTriSkipsWork(t *testing.T) {
 // per tile over the whole k (the reference here), with and without
 // accumulating into C and with the triangular limits on A's reduction.
 func TestGemmKChunksBitwise(t *testing.T) {
-	if !asmAvailable() {
+	if !avx512Available() {
 		t.Skip("the chunks apply to the assembly kernels only")
 	}
 	r := rand.New(rand.NewPCG(11, 12))

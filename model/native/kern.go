@@ -4,39 +4,16 @@ import "math"
 
 // The micro-kernels below are the only code that touches the inner loops of
 // attention and matrix products. Each has a portable Go version
-// (kern_generic.go) and an AVX-512 assembly version (kern_amd64.s, written by
-// gen_kern_amd64.go). Tests compare both against float64 references; the
-// dispatch is one branch per block, not per element. (An archsimd version,
+// (kern_generic.go, kern_canon.go), an AVX2 + FMA one (kern_avx2_amd64.s,
+// written by gen_kern_avx2_amd64.go) and an AVX-512 one (kern_amd64.s,
+// written by gen_kern_amd64.go), all three the same float32 operations in
+// the same order (kernels.go). Tests compare them with each other bit for
+// bit and against float64 references; the dispatch is one branch per
+// block, not per element. (An archsimd version,
 // GOEXPERIMENT=simd, was superseded by the assembly and built by no target;
 // it is gone.)
 
-// haveAsm reports whether the assembly kernels (amd64, not -tags purego) are
-// compiled in and the CPU runs them (AVX-512). A variable so tests can force
-// the portable path.
-var haveAsm = asmAvailable()
-
 var negInf = math.Inf(-1)
-
-// KernelName says which micro-kernels a process uses, for benchmark logs.
-func KernelName() string {
-	if haveAsm {
-		return "avx512 assembly"
-	}
-	return "portable Go"
-}
-
-// SetVectorKernels switches the assembly kernels on or off (on only where
-// the CPU runs them) and returns the previous setting: for tests and
-// benchmarks that compare the two kernel sets, never for production paths.
-func SetVectorKernels(on bool) (was bool) {
-	was = haveAsm
-	haveAsm = on && asmAvailable()
-	return was
-}
-
-// VectorKernels reports whether any vector kernel set is active (else the
-// portable Go kernels, several times slower, run).
-func VectorKernels() bool { return haveAsm }
 
 // qkBlock sets s[i*bk+j] = sum_c q[i*d+c] * kt[c*bk+j] for i < nq, j < bk.
 // kt is one key block transposed (d rows of bk keys); bk is a multiple of 16.
@@ -88,7 +65,7 @@ func expShift(x []float32, m float32) float32 {
 	if haveAsm {
 		return expShiftAsm(x, m)
 	}
-	return expShiftGeneric(x, m)
+	return expShiftLanes(x, m)
 }
 
 // maxOf returns the largest element of x (len(x) a multiple of 16).
@@ -96,7 +73,7 @@ func maxOf(x []float32) float32 {
 	if haveAsm {
 		return maxOfAsm(x)
 	}
-	return maxOfGeneric(x)
+	return maxLanes(x)
 }
 
 // rowTile is the height of the micro-kernel tile that mmAsm and mmAsmT
@@ -162,15 +139,15 @@ func addRamp(x []float32, base, slope float32) {
 		addRampAsm(x, base, slope)
 		return
 	}
-	for j := range x {
-		x[j] += slope * (base + float32(j))
-	}
+	rampLanes(x, base, slope)
 }
 
 // geluTanh applies the tanh form of GELU in place.
 func geluTanh(x []float32) {
 	if haveAsm {
 		x = x[geluAsm(x):]
+	} else {
+		x = x[geluLanes(x):]
 	}
 	for j, u := range x {
 		x[j] = geluScalar(u)

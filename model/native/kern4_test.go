@@ -14,7 +14,7 @@ import (
 // float64 reference, and bit for bit against the same rows run through the
 // zero-padded mmTail (which the 4-row tile replaced).
 func TestMMAsmFourRowTail(t *testing.T) {
-	if !asmAvailable() {
+	if !avx512Available() {
 		t.Skip("no AVX-512")
 	}
 	r := rand.New(rand.NewPCG(9, 10))

@@ -7,7 +7,8 @@ package native
 import "unsafe"
 
 // AVX-512 micro-kernels in Go assembly (kern_amd64.s, written by
-// gen_kern_amd64.go: go generate).
+// gen_kern_amd64.go: go generate), and the dispatch between them and the
+// AVX2 set (kern_avx2_amd64.go) where useAVX2.
 //
 // kern6x64 / kern6x32 / kern12x32: C[rows x w] (+)= A[6 x k] * B[k x w], w = 64 or 32,
 // rows of A, B, C at strides lda, ldb, ldc (elements). mode 0 overwrites C,
@@ -64,16 +65,11 @@ func cpuid(eaxArg, ecxArg uint32) (eax, ebx, ecx, edx uint32)
 
 func xgetbv0() (eax, edx uint32)
 
-// asmAvailable checks AVX-512F in the CPU (CPUID leaf 7) and that the OS
-// saves the opmask and zmm state (XCR0 bits 1, 2, 5, 6, 7), as
+// avx512Available checks AVX-512F in the CPU (CPUID leaf 7) and that the
+// OS saves the opmask and zmm state (XCR0 bits 1, 2, 5, 6, 7), as
 // golang.org/x/sys/cpu does, without the dependency.
-func asmAvailable() bool {
-	maxID, _, _, _ := cpuid(0, 0)
-	if maxID < 7 {
-		return false
-	}
-	_, _, ecx1, _ := cpuid(1, 0)
-	if ecx1&(1<<27) == 0 { // OSXSAVE: XGETBV is usable
+func avx512Available() bool {
+	if !osSavesYMM() {
 		return false
 	}
 	if xcr0, _ := xgetbv0(); xcr0&0xe6 != 0xe6 {
@@ -83,45 +79,63 @@ func asmAvailable() bool {
 	return ebx7&(1<<16) != 0 // AVX512F
 }
 
-// expConsts: the assembly exps clamp at -120 instead of masking lanes
-// below expLo: 2^-173 underflows to an exact 0 (so do -Inf scores), and
-// arguments in (-104, -87) give values under 1.7e-38, invisible beside a
-// softmax sum >= 1.
-var expConsts = [12]float32{-120, expLog2e, -expC1, -expC2, expP0, expP1, expP2, expP3, expP4, expP5, 1, 0}
+// avx2Available checks AVX2 (CPUID leaf 7 EBX bit 5) and FMA (leaf 1 ECX
+// bit 12) in the CPU and that the OS saves the ymm state (OSXSAVE, XCR0
+// bits 1 and 2): x86-64-v3's vector part.
+func avx2Available() bool {
+	if !osSavesYMM() {
+		return false
+	}
+	_, _, ecx1, _ := cpuid(1, 0)
+	_, ebx7, _, _ := cpuid(7, 0)
+	return ecx1&(1<<12) != 0 && ebx7&(1<<5) != 0
+}
 
-// softmaxExpConsts: the online softmax's exp (softmaxExpSteps in
-// gen_kern_amd64.go): the clamp lo, log2e, then c6..c0 of 2^r on
-// [-1/2, 1/2], a Remez (minimax relative error) fit, 1.3 ulp evaluated in
-// float32 by Horner's rule with FMAs; c0 = 1 exactly, so exp(0) = 1; then
-// nmin, the least power of two kept (lanes below it give an exact 0).
-// lo = -87.2 keeps every lane's 2^t a normal float32 (t >= -125.8), so
-// the kernel never makes a denormal: unlike expConsts' -120, since under
-// a forgetting gate half of the probabilities are that small.
-var softmaxExpConsts = [12]float32{-87.2, expLog2e,
-	1.534732000e-04, 1.340015442e-03, 9.618484415e-03, 5.550327897e-02, 2.402264625e-01, 6.931471825e-01, 1,
-	-125}
+// osSavesYMM: CPUID leaf 7 exists, XGETBV is usable (OSXSAVE, leaf 1 ECX
+// bit 27) and the OS saves the xmm and ymm state (XCR0 bits 1, 2).
+func osSavesYMM() bool {
+	maxID, _, _, _ := cpuid(0, 0)
+	if maxID < 7 {
+		return false
+	}
+	_, _, ecx1, _ := cpuid(1, 0)
+	if ecx1&(1<<27) == 0 {
+		return false
+	}
+	xcr0, _ := xgetbv0()
+	return xcr0&6 == 6
+}
+
+// whyNot says why set s does not run on this host.
+func whyNot(s kernelSet) string {
+	if s == setAVX512 {
+		return "the CPU lacks AVX-512F or the OS does not save the zmm state"
+	}
+	return "the CPU lacks AVX2 or FMA or the OS does not save the ymm state"
+}
 
 func expShiftAsm(x []float32, m float32) float32 {
 	if len(x) == 0 {
 		return 0
 	}
+	if useAVX2 {
+		return expShiftAVX2(&x[0], len(x), m, expAVX2Consts)
+	}
 	return expShiftAVX512(&x[0], len(x), m, &expConsts)
 }
-
-var geluConsts = [16]float32{2 * geluK, 2 * geluK * 0.044715, 18, -18, expLog2e, -expC1, -expC2,
-	expP0, expP1, expP2, expP3, expP4, expP5, 1, 0, 0}
 
 // geluAsm handles the largest multiple of 16 and returns how many it did.
 func geluAsm(x []float32) int {
 	n := len(x) &^ 15
 	if n > 0 {
-		geluAVX512(&x[0], n, &geluConsts)
+		if useAVX2 {
+			geluAVX2(&x[0], n, geluAVX2Table)
+		} else {
+			geluAVX512(&x[0], n, &geluConsts)
+		}
 	}
 	return n
 }
-
-var geluTanhConsts = [16]float32{2 * geluK, 2 * geluK * 0.044715, 18, -18, expLog2e, -expC1, -expC2,
-	expP0, expP1, expP2, expP3, expP4, expP5, 1, 2, 0.5}
 
 // geluTanhAsm is GELUTanh (with the bias added first, when not nil) on the
 // largest multiple of 16 and returns how many it did.
@@ -136,7 +150,11 @@ func geluTanhAsm(u, bias, th, g []float32) int {
 		_ = bias[n-1]
 		bp = &bias[0]
 	}
-	geluTanhAVX512(&u[0], bp, &th[0], &g[0], n, &geluTanhConsts)
+	if useAVX2 {
+		geluTanhAVX2(&u[0], bp, &th[0], &g[0], n, geluAVX2Table)
+	} else {
+		geluTanhAVX512(&u[0], bp, &th[0], &g[0], n, &geluConsts)
+	}
 	return n
 }
 
@@ -144,7 +162,11 @@ var iotaConsts = [16]float32{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 1
 
 func addRampAsm(x []float32, base, slope float32) {
 	if len(x) > 0 {
-		rampAVX512(&x[0], len(x), base, slope, &iotaConsts)
+		if useAVX2 {
+			rampAVX2(&x[0], len(x), base, slope, &iotaConsts)
+		} else {
+			rampAVX512(&x[0], len(x), base, slope, &iotaConsts)
+		}
 	}
 }
 
@@ -152,22 +174,20 @@ func addRampAsm(x []float32, base, slope float32) {
 // scores become exp(s - m_new); m, l and the rescale factors f update.
 func softmaxRowsAsm(s []float32, nq int, m, l, f, rs []float32) {
 	_, _, _, _, _ = s[nq*64-1], m[nq-1], l[nq-1], f[len(f)-1], rs[nq-1]
-	softmaxRowsAVX512(&s[0], nq, &m[0], &rs[0], &f[0], &softmaxExpConsts)
-	rescaleSums(nq, l, f, rs)
-}
-
-// rescaleSums finishes an online-softmax step after the assembly: the
-// factors f = exp(m_old - m_new), 16 rows at a time, then l = l f + rs.
-func rescaleSums(nq int, l, f, rs []float32) {
-	expShiftAsm(f[:(nq+15)&^15], 0)
-	for r := 0; r < nq; r++ {
-		l[r] = l[r]*f[r] + rs[r]
+	if useAVX2 {
+		softmaxRowsAVX2(&s[0], nq, &m[0], &rs[0], &f[0], softmaxAVX2)
+	} else {
+		softmaxRowsAVX512(&s[0], nq, &m[0], &rs[0], &f[0], &softmaxExpConsts)
 	}
+	rescaleSums(nq, l, f, rs)
 }
 
 func maxOfAsm(x []float32) float32 {
 	if len(x) == 0 {
 		return float32(negInf)
+	}
+	if useAVX2 {
+		return maxAVX2(&x[0], len(x))
 	}
 	return maxAVX512(&x[0], len(x))
 }
@@ -183,6 +203,10 @@ const (
 // zero-padded copies.
 // scale is read only in modeScale.
 func mmAsm(c []float32, ldc int, a []float32, lda int, b []float32, ldb int, m, k, w, mode int, scale []float32) {
+	if useAVX2 {
+		mmAVX2(false, c, ldc, a, lda, b, ldb, m, k, w, mode, scale)
+		return
+	}
 	var sp *float32
 	for i, r := 0, 0; i < m; i += r {
 		r = rowTile(m, w, i)
@@ -245,6 +269,10 @@ func ptr(x []float32, off int) *float32 {
 
 // mmAsmT is mmAsm with A stored transposed: op(A)[i][kk] = a[kk*lda+i].
 func mmAsmT(c []float32, ldc int, a []float32, lda int, b []float32, ldb int, m, k, w, mode int, scale []float32) {
+	if useAVX2 {
+		mmAVX2(true, c, ldc, a, lda, b, ldb, m, k, w, mode, scale)
+		return
+	}
 	var sp *float32
 	for i, r := 0, 0; i < m; i += r {
 		r = rowTile(m, w, i)
@@ -315,18 +343,41 @@ func addAVX512(x *float32, y *float32, n int)
 func softmaxGradAVX512(ds *float32, p *float32, n int, rd float32, s float32)
 
 // The row passes (rows_api.go) on len(x), a nonzero multiple of 16.
-func scaleMaxAsm(x []float32, s float32) float32 { return scaleMaxAVX512(&x[0], len(x), s) }
-func scaleAsm(x []float32, s float32)            { scaleAVX512(&x[0], len(x), s) }
+func scaleMaxAsm(x []float32, s float32) float32 {
+	if useAVX2 {
+		return scaleMaxAVX2(&x[0], len(x), s)
+	}
+	return scaleMaxAVX512(&x[0], len(x), s)
+}
+func scaleAsm(x []float32, s float32) {
+	if useAVX2 {
+		scaleAVX2(&x[0], len(x), s)
+		return
+	}
+	scaleAVX512(&x[0], len(x), s)
+}
 func addOffsetsAsm(x []float32, a float32, b []float32) {
 	_ = b[len(x)-1]
+	if useAVX2 {
+		addOffsetsAVX2(&x[0], &b[0], len(x), a)
+		return
+	}
 	addOffsetsAVX512(&x[0], &b[0], len(x), a)
 }
 func addAsm(x, y []float32) {
 	_ = y[len(x)-1]
+	if useAVX2 {
+		addAVX2(&x[0], &y[0], len(x))
+		return
+	}
 	addAVX512(&x[0], &y[0], len(x))
 }
 func softmaxGradAsm(ds, p []float32, rd, s float32) {
 	_ = p[len(ds)-1]
+	if useAVX2 {
+		softmaxGradAVX2(&ds[0], &p[0], len(ds), rd, s)
+		return
+	}
 	softmaxGradAVX512(&ds[0], &p[0], len(ds), rd, s)
 }
 
@@ -349,24 +400,42 @@ func normGradResAVX512(xr *float32, nr *float32, res *float32, n int, inv float3
 // other slices at least as long.
 func mulAsm(dst, x, y []float32) {
 	_, _ = x[len(dst)-1], y[len(dst)-1]
+	if useAVX2 {
+		mulAVX2(&dst[0], &x[0], &y[0], len(dst))
+		return
+	}
 	mulAVX512(&dst[0], &x[0], &y[0], len(dst))
 }
 func addMulAsm(dst, a, b []float32) {
 	_, _ = a[len(dst)-1], b[len(dst)-1]
+	if useAVX2 {
+		addMulAVX2(&dst[0], &a[0], &b[0], len(dst))
+		return
+	}
 	addMulAVX512(&dst[0], &a[0], &b[0], len(dst))
 }
 func normScaleAsm(nr, ar, x, g []float32, r float32) {
 	_, _, _ = ar[len(nr)-1], x[len(nr)-1], g[len(nr)-1]
+	if useAVX2 {
+		normScaleAVX2(&nr[0], &ar[0], &x[0], &g[0], len(nr), r)
+		return
+	}
 	normScaleAVX512(&nr[0], &ar[0], &x[0], &g[0], len(nr), r)
 }
 func normGradAsm(xr, nr, res []float32, r, dot float32) {
 	_ = nr[len(xr)-1]
-	if res == nil {
+	switch {
+	case res == nil && useAVX2:
+		normGradAVX2(&xr[0], &nr[0], len(xr), r, dot)
+	case res == nil:
 		normGradAVX512(&xr[0], &nr[0], len(xr), r, dot)
-		return
+	case useAVX2:
+		_ = res[len(xr)-1]
+		normGradResAVX2(&xr[0], &nr[0], &res[0], len(xr), r, dot)
+	default:
+		_ = res[len(xr)-1]
+		normGradResAVX512(&xr[0], &nr[0], &res[0], len(xr), r, dot)
 	}
-	_ = res[len(xr)-1]
-	normGradResAVX512(&xr[0], &nr[0], &res[0], len(xr), r, dot)
 }
 
 //go:noescape
@@ -381,6 +450,10 @@ func rotPairsAsm(u, cos, sin []float32, sign float32) {
 		if j%2 == 0 {
 			signs[j] = -sign
 		}
+	}
+	if useAVX2 {
+		rotPairsAVX2(&u[0], &cos[0], &sin[0], len(u), &signs)
+		return
 	}
 	rotPairsAVX512(&u[0], &cos[0], &sin[0], len(u), &signs)
 }
@@ -403,6 +476,10 @@ func rotRowsAsm(dst []float32, ldd int, src []float32, lds int, cs []float32, ld
 	if inverse {
 		signs = &unrotSigns
 	}
+	if useAVX2 {
+		rotRowsAVX2(&dst[0], ldd, &src[0], lds, &cs[0], ldc, rows, n, scale, signs)
+		return
+	}
 	rotRowsAVX512(&dst[0], ldd, &src[0], lds, &cs[0], ldc, rows, n, scale, signs)
 }
 
@@ -416,6 +493,10 @@ var geluGradMulConsts = [4]float32{0.5, 1, geluK, 3 * 0.044715}
 // geluGradMulAsm is GELUGradMul on len(du), a nonzero multiple of 16.
 func geluGradMulAsm(du, u, th []float32) {
 	_, _ = u[len(du)-1], th[len(du)-1]
+	if useAVX2 {
+		geluGradMulAVX2(&du[0], &u[0], &th[0], len(du), &geluGradMulConsts)
+		return
+	}
 	geluGradMulAVX512(&du[0], &u[0], &th[0], len(du), &geluGradMulConsts)
 }
 
@@ -438,10 +519,18 @@ func siluFinishAVX512(sg *float32, w *float32, y *float32, n int)
 // SiLU's first and last passes on len(y), a nonzero multiple of 16.
 func negAbsAsm(dst, y []float32) {
 	_ = dst[len(y)-1]
+	if useAVX2 {
+		negAbsAVX2(&dst[0], &y[0], len(y))
+		return
+	}
 	negAbsAVX512(&dst[0], &y[0], len(y))
 }
 func siluFinishAsm(w, sg, y []float32) {
 	_, _ = w[len(y)-1], sg[len(y)-1]
+	if useAVX2 {
+		siluFinishAVX2(&sg[0], &w[0], &y[0], len(y))
+		return
+	}
 	siluFinishAVX512(&sg[0], &w[0], &y[0], len(y))
 }
 
@@ -451,5 +540,9 @@ func siluGradMulAVX512(dy *float32, y *float32, sg *float32, n int)
 // siluGradMulAsm is SiLUGradMul on len(dy), a nonzero multiple of 16.
 func siluGradMulAsm(dy, y, sg []float32) {
 	_, _ = y[len(dy)-1], sg[len(dy)-1]
+	if useAVX2 {
+		siluGradMulAVX2(&dy[0], &y[0], &sg[0], len(dy))
+		return
+	}
 	siluGradMulAVX512(&dy[0], &y[0], &sg[0], len(dy))
 }

@@ -2,102 +2,63 @@ package native
 
 import "math"
 
-// Portable micro-kernels: plain Go with 4-row register tiles so that the
-// compiler keeps partial sums in registers. They define the semantics that
-// the vector kernels must match.
+// Portable micro-kernels: plain Go, each output the same chain of float32
+// FMAs (fma32) as the vector kernels' (kern_canon.go says the rules), so
+// that every kernel set gives the same bits.
 
+// qkBlockGeneric is the portable QK block: each score one chain of FMAs
+// over c from +0, as the assembly's modeSet tiles (4 x 4 register tiles so
+// that the compiler keeps the partial sums in registers).
 func qkBlockGeneric(s, q, kt []float32, nq, d, bk int) {
-	i := 0
-	for ; i+4 <= nq; i += 4 {
-		q0, q1, q2, q3 := q[i*d:i*d+d], q[(i+1)*d:(i+1)*d+d], q[(i+2)*d:(i+2)*d+d], q[(i+3)*d:(i+3)*d+d]
-		s0, s1, s2, s3 := s[i*bk:i*bk+bk], s[(i+1)*bk:(i+1)*bk+bk], s[(i+2)*bk:(i+2)*bk+bk], s[(i+3)*bk:(i+3)*bk+bk]
-		for j := 0; j+4 <= bk; j += 4 {
-			var a00, a01, a02, a03, a10, a11, a12, a13 float32
-			var a20, a21, a22, a23, a30, a31, a32, a33 float32
-			for c := 0; c < d; c++ {
-				k := kt[c*bk+j : c*bk+j+4 : c*bk+j+4]
-				k0, k1, k2, k3 := k[0], k[1], k[2], k[3]
-				x := q0[c]
-				a00 += x * k0
-				a01 += x * k1
-				a02 += x * k2
-				a03 += x * k3
-				x = q1[c]
-				a10 += x * k0
-				a11 += x * k1
-				a12 += x * k2
-				a13 += x * k3
-				x = q2[c]
-				a20 += x * k0
-				a21 += x * k1
-				a22 += x * k2
-				a23 += x * k3
-				x = q3[c]
-				a30 += x * k0
-				a31 += x * k1
-				a32 += x * k2
-				a33 += x * k3
-			}
-			s0[j], s0[j+1], s0[j+2], s0[j+3] = a00, a01, a02, a03
-			s1[j], s1[j+1], s1[j+2], s1[j+3] = a10, a11, a12, a13
-			s2[j], s2[j+1], s2[j+2], s2[j+3] = a20, a21, a22, a23
-			s3[j], s3[j+1], s3[j+2], s3[j+3] = a30, a31, a32, a33
-		}
-	}
-	for ; i < nq; i++ {
+	for i := 0; i < nq; i++ {
 		qi := q[i*d : i*d+d]
 		si := s[i*bk : i*bk+bk]
-		for j := range si {
+		j := 0
+		for ; j+4 <= bk; j += 4 {
+			var a0, a1, a2, a3 float32
+			for c, x := range qi {
+				k := kt[c*bk+j : c*bk+j+4 : c*bk+j+4]
+				a0 = fma32(x, k[0], a0)
+				a1 = fma32(x, k[1], a1)
+				a2 = fma32(x, k[2], a2)
+				a3 = fma32(x, k[3], a3)
+			}
+			si[j], si[j+1], si[j+2], si[j+3] = a0, a1, a2, a3
+		}
+		for ; j < bk; j++ {
 			var a float32
 			for c, x := range qi {
-				a += x * kt[c*bk+j]
+				a = fma32(x, kt[c*bk+j], a)
 			}
 			si[j] = a
 		}
 	}
 }
 
+// pvBlockGeneric is the portable PV block: each output continues from o
+// with one FMA per key, in key order, as the assembly's modeAcc tiles.
 func pvBlockGeneric(o, p, v []float32, nq, d, bk, nk int) {
-	i := 0
-	for ; i+4 <= nq; i += 4 {
-		p0, p1, p2, p3 := p[i*bk:i*bk+nk], p[(i+1)*bk:(i+1)*bk+nk], p[(i+2)*bk:(i+2)*bk+nk], p[(i+3)*bk:(i+3)*bk+nk]
-		o0, o1, o2, o3 := o[i*d:i*d+d], o[(i+1)*d:(i+1)*d+d], o[(i+2)*d:(i+2)*d+d], o[(i+3)*d:(i+3)*d+d]
-		for c := 0; c+2 <= d; c += 2 {
-			var a00, a01, a10, a11, a20, a21, a30, a31 float32
-			for j := 0; j < nk; j++ {
-				v0, v1 := v[j*d+c], v[j*d+c+1]
-				x := p0[j]
-				a00 += x * v0
-				a01 += x * v1
-				x = p1[j]
-				a10 += x * v0
-				a11 += x * v1
-				x = p2[j]
-				a20 += x * v0
-				a21 += x * v1
-				x = p3[j]
-				a30 += x * v0
-				a31 += x * v1
-			}
-			o0[c] += a00
-			o0[c+1] += a01
-			o1[c] += a10
-			o1[c+1] += a11
-			o2[c] += a20
-			o2[c+1] += a21
-			o3[c] += a30
-			o3[c+1] += a31
-		}
-	}
-	for ; i < nq; i++ {
+	for i := 0; i < nq; i++ {
 		pi := p[i*bk : i*bk+nk]
 		oi := o[i*d : i*d+d]
-		for c := range oi {
-			var a float32
+		c := 0
+		for ; c+4 <= d; c += 4 {
+			a0, a1, a2, a3 := oi[c], oi[c+1], oi[c+2], oi[c+3]
 			for j, x := range pi {
-				a += x * v[j*d+c]
+				w := v[j*d+c : j*d+c+4 : j*d+c+4]
+				a0 = fma32(x, w[0], a0)
+				a1 = fma32(x, w[1], a1)
+				a2 = fma32(x, w[2], a2)
+				a3 = fma32(x, w[3], a3)
 			}
-			oi[c] += a
+			oi[c], oi[c+1], oi[c+2], oi[c+3] = a0, a1, a2, a3
+		}
+		for ; c < d; c++ {
+			a := oi[c]
+			for j, x := range pi {
+				a = fma32(x, v[j*d+c], a)
+			}
+			oi[c] = a
 		}
 	}
 }
@@ -118,7 +79,10 @@ const (
 	expHi    = 88.0
 )
 
-// fastExp is the scalar twin of the vector exp (same polynomial).
+// fastExp is the scalar exp of ExpShift's remainder (len not a multiple
+// of 16) in every kernel set: Cephes' polynomial, each product rounded on
+// its own (the float32 conversions forbid fusing on the architectures
+// whose compilers would).
 func fastExp(x float32) float32 {
 	if !(x >= expLo) { // also NaN and -Inf
 		return 0
@@ -127,18 +91,19 @@ func fastExp(x float32) float32 {
 		x = expHi
 	}
 	n := float32(math.RoundToEven(float64(x * expLog2e)))
-	r := x - n*expC1
-	r -= n * expC2
+	r := x - float32(n*expC1)
+	r -= float32(n * expC2)
 	p := float32(expP0)
-	p = p*r + expP1
-	p = p*r + expP2
-	p = p*r + expP3
-	p = p*r + expP4
-	p = p*r + expP5
-	p = p*r*r + r + 1
+	p = float32(p*r) + expP1
+	p = float32(p*r) + expP2
+	p = float32(p*r) + expP3
+	p = float32(p*r) + expP4
+	p = float32(p*r) + expP5
+	p = float32(float32(p*r)*r) + r + 1
 	return p * math.Float32frombits(uint32(int32(n)+127)<<23)
 }
 
+// expShiftGeneric is ExpShift's remainder: fastExp, summed in order.
 func expShiftGeneric(x []float32, m float32) float32 {
 	var s float32
 	for j, v := range x {
@@ -149,84 +114,38 @@ func expShiftGeneric(x []float32, m float32) float32 {
 	return s
 }
 
-func maxOfGeneric(x []float32) float32 {
-	m := float32(math.Inf(-1))
-	for _, v := range x {
-		if v > m {
-			m = v
-		}
-	}
-	return m
-}
-
+// gemmPanelGeneric is the portable packed-panel product: each element of
+// C one chain of FMAs over k, from +0 or (acc) from C itself, as the
+// assembly's tiles.
 func gemmPanelGeneric(c []float32, ldc int, a []float32, lda int, bp []float32, m, k, nc int, acc bool) {
 	const nr = panelWidth
-	var tile [4 * nr]float32
-	i := 0
-	for ; i < m; i += 4 {
-		mr := min(4, m-i)
-		for t := range tile {
-			tile[t] = 0
-		}
-		for j := 0; j < nr; j += 4 {
-			var a00, a01, a02, a03, a10, a11, a12, a13 float32
-			var a20, a21, a22, a23, a30, a31, a32, a33 float32
-			r0 := a[i*lda : i*lda+k]
-			r1, r2, r3 := r0, r0, r0
-			if mr > 1 {
-				r1 = a[(i+1)*lda : (i+1)*lda+k]
+	for i := 0; i < m; i++ {
+		ar := a[i*lda : i*lda+k]
+		cr := c[i*ldc : i*ldc+nc]
+		j := 0
+		for ; j+4 <= nc; j += 4 {
+			var a0, a1, a2, a3 float32
+			if acc {
+				a0, a1, a2, a3 = cr[j], cr[j+1], cr[j+2], cr[j+3]
 			}
-			if mr > 2 {
-				r2 = a[(i+2)*lda : (i+2)*lda+k]
-			}
-			if mr > 3 {
-				r3 = a[(i+3)*lda : (i+3)*lda+k]
-			}
-			for kk := 0; kk < k; kk++ {
+			for kk, x := range ar {
 				b := bp[kk*nr+j : kk*nr+j+4 : kk*nr+j+4]
-				b0, b1, b2, b3 := b[0], b[1], b[2], b[3]
-				x := r0[kk]
-				a00 += x * b0
-				a01 += x * b1
-				a02 += x * b2
-				a03 += x * b3
-				x = r1[kk]
-				a10 += x * b0
-				a11 += x * b1
-				a12 += x * b2
-				a13 += x * b3
-				x = r2[kk]
-				a20 += x * b0
-				a21 += x * b1
-				a22 += x * b2
-				a23 += x * b3
-				x = r3[kk]
-				a30 += x * b0
-				a31 += x * b1
-				a32 += x * b2
-				a33 += x * b3
+				a0 = fma32(x, b[0], a0)
+				a1 = fma32(x, b[1], a1)
+				a2 = fma32(x, b[2], a2)
+				a3 = fma32(x, b[3], a3)
 			}
-			tile[j], tile[j+1], tile[j+2], tile[j+3] = a00, a01, a02, a03
-			tile[nr+j], tile[nr+j+1], tile[nr+j+2], tile[nr+j+3] = a10, a11, a12, a13
-			tile[2*nr+j], tile[2*nr+j+1], tile[2*nr+j+2], tile[2*nr+j+3] = a20, a21, a22, a23
-			tile[3*nr+j], tile[3*nr+j+1], tile[3*nr+j+2], tile[3*nr+j+3] = a30, a31, a32, a33
+			cr[j], cr[j+1], cr[j+2], cr[j+3] = a0, a1, a2, a3
 		}
-		storeTile(c, ldc, tile[:], i, mr, nc, acc)
-	}
-}
-
-// storeTile writes (or adds) the first mr rows and nc columns of a
-// 4 x panelWidth tile at row i of c.
-func storeTile(c []float32, ldc int, tile []float32, i, mr, nc int, acc bool) {
-	for r := 0; r < mr; r++ {
-		dst := c[(i+r)*ldc : (i+r)*ldc+nc]
-		src := tile[r*panelWidth : r*panelWidth+nc]
-		if acc {
-			for j, v := range src {
-				dst[j] += v
+		for ; j < nc; j++ {
+			var a0 float32
+			if acc {
+				a0 = cr[j]
 			}
-		} else {
-			copy(dst, src)
+			for kk, x := range ar {
+				a0 = fma32(x, bp[kk*nr+j], a0)
+			}
+			cr[j] = a0
 		}
 	}
 }

@@ -3,9 +3,14 @@
 package native
 
 // Without amd64 assembly (other architectures, or -tags purego) these are
-// never called: asmAvailable reports false.
+// never called: only the portable set runs.
 
-func asmAvailable() bool { return false }
+func avx512Available() bool { return false }
+func avx2Available() bool   { return false }
+
+func whyNot(kernelSet) string {
+	return "this build has no amd64 assembly (not amd64, or -tags purego)"
+}
 
 func expShiftAsm(x []float32, m float32) float32 { panic("native: no assembly kernels") }
 func maxOfAsm(x []float32) float32               { panic("native: no assembly kernels") }

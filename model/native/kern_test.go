@@ -14,20 +14,13 @@ import (
 // index (which gives errors of order sum|a_i b_i| itself).
 const tolDot = 1e-5
 
-// forEachKernelSet runs f with the portable kernels and, where available,
-// the assembly kernels.
+// forEachKernelSet runs f under each kernel set the host runs (portable,
+// and avx2 and avx512 where the CPU has them), as subtests named by the set.
 func forEachKernelSet(t *testing.T, f func(t *testing.T)) {
-	saved := haveAsm
-	defer func() { haveAsm = saved }()
-	for _, c := range []struct {
-		name string
-		asm  bool
-	}{{"portable", false}, {"asm", true}} {
-		if c.asm && !asmAvailable() {
-			continue
-		}
-		haveAsm = c.asm
-		t.Run(c.name, f)
+	defer setKernels(setKernels(kset))
+	for _, s := range runnableSets() {
+		setKernels(s)
+		t.Run(s.String(), f)
 	}
 }
 

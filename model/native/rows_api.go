@@ -5,14 +5,20 @@ package native
 // element cost the PaTH-FoX evaluator half again its attention, and the
 // trainer's row loops a tenth of a step. Each takes any length (the
 // assembly does the multiples of 16, Go the rest) and does its arithmetic
-// in the order its doc gives, so the two paths give the same bits.
+// in the order its doc gives, so every kernel set gives the same bits
+// (products that feed a sum are converted to float32 first: Go may fuse
+// them into an FMA on some architectures otherwise).
 
 // ScaleMax sets x[j] *= s and returns the largest result (-Inf for an
 // empty x; a NaN may or may not win, the caller's exp spreads it anyway).
 func ScaleMax(x []float32, s float32) float32 {
 	m := float32(negInf)
-	if n := len(x) &^ 15; haveAsm && n > 0 {
-		m = scaleMaxAsm(x[:n], s)
+	if n := len(x) &^ 15; n > 0 {
+		if haveAsm {
+			m = scaleMaxAsm(x[:n], s)
+		} else {
+			m = scaleMaxLanes(x[:n], s)
+		}
 		x = x[n:]
 	}
 	for j, v := range x {
@@ -96,7 +102,7 @@ func AddMul(dst, a, b []float32) {
 		dst, a, b = dst[n:], a[n:], b[n:]
 	}
 	for j := range dst {
-		dst[j] += a[j] * b[j]
+		dst[j] += float32(a[j] * b[j])
 	}
 }
 
@@ -132,7 +138,7 @@ func NormGrad(xr, nr, res []float32, r, dot float32) {
 		xr, nr = xr[n:], nr[n:]
 	}
 	for j := range xr {
-		v := r * (xr[j] - nr[j]*dot)
+		v := r * (xr[j] - float32(nr[j]*dot))
 		if res != nil {
 			v += res[j]
 		}
@@ -153,7 +159,7 @@ func RotatePairs(u, cos, sin []float32, sign float32) {
 	for e := 0; e+1 < len(u); e += 2 {
 		c, s := cos[e], sign*sin[e]
 		u0, u1 := u[e], u[e+1]
-		u[e], u[e+1] = u0*c-u1*s, u0*s+u1*c
+		u[e], u[e+1] = float32(u0*c)-float32(u1*s), float32(u0*s)+float32(u1*c)
 	}
 }
 
@@ -190,9 +196,9 @@ func rotateRows(dst []float32, ldd int, src []float32, lds int, cs []float32, ld
 			co, si := c[e], c[e+1]
 			u0, u1 := x[e], x[e+1]
 			if inverse {
-				d[e], d[e+1] = (u0*co+u1*si)*scale, (u1*co-u0*si)*scale
+				d[e], d[e+1] = (float32(u0*co)+float32(u1*si))*scale, (float32(u1*co)-float32(u0*si))*scale
 			} else {
-				d[e], d[e+1] = (u0*co-u1*si)*scale, (u0*si+u1*co)*scale
+				d[e], d[e+1] = (float32(u0*co)-float32(u1*si))*scale, (float32(u0*si)+float32(u1*co))*scale
 			}
 		}
 	}

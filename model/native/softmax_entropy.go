@@ -21,31 +21,6 @@ func OnlineSoftmaxEntropy64(sc []float32, nq int, m, l, f, rs, ent []float32) {
 		softmaxRowsEntAsm(sc, nq, m, l, f, rs, ent)
 		return
 	}
-	for r := 0; r < nq; r++ {
-		row := sc[r*64 : (r+1)*64]
-		mNew := max(m[r], maxOf(row))
-		f[r] = m[r] - mNew
-		rs[r], ent[r] = expShiftEntropyGeneric(row, mNew)
-		m[r] = mNew
-	}
-	expShift(f, 0)
-	for r := 0; r < nq; r++ {
-		l[r] = l[r]*f[r] + rs[r]
-	}
-}
-
-// expShiftEntropyGeneric is expShiftGeneric that also returns
-// sum_j e_j (x_j - m) over the entries with e_j != 0 (four accumulators).
-func expShiftEntropyGeneric(x []float32, m float32) (sum, ent float32) {
-	var a [4]float32
-	for j, v := range x {
-		t := v - m
-		e := fastExp(t)
-		x[j] = e
-		sum += e
-		if e != 0 {
-			a[j&3] += e * t
-		}
-	}
-	return sum, a[0] + a[1] + a[2] + a[3]
+	softmaxRowsLanes(sc, nq, m, rs, f, ent, nil, nil)
+	rescaleSums(nq, l, f, rs)
 }

@@ -19,8 +19,8 @@ func OnlineSoftmaxOffsets64(sc []float32, nq int, a, b []float32, m, l, f, rs []
 		softmaxRowsOffAsm(sc, nq, a, b, m, l, f, rs)
 		return
 	}
-	addOffsetRows(sc, nq, a, b)
-	OnlineSoftmax64(sc, nq, m, l, f, rs)
+	softmaxRowsLanes(sc, nq, m, rs, f, nil, a, b)
+	rescaleSums(nq, l, f, rs)
 }
 
 // OnlineSoftmaxEntropyOffsets64 is OnlineSoftmaxEntropy64 of the scores
@@ -34,13 +34,6 @@ func OnlineSoftmaxEntropyOffsets64(sc []float32, nq int, a, b []float32, m, l, f
 		softmaxRowsEntOffAsm(sc, nq, a, b, m, l, f, rs, ent)
 		return
 	}
-	addOffsetRows(sc, nq, a, b)
-	OnlineSoftmaxEntropy64(sc, nq, m, l, f, rs, ent)
-}
-
-// addOffsetRows is the portable offsets pass: AddOffsets on each row.
-func addOffsetRows(sc []float32, nq int, a, b []float32) {
-	for r := 0; r < nq; r++ {
-		AddOffsets(sc[r*64:(r+1)*64], a[r], b[:64])
-	}
+	softmaxRowsLanes(sc, nq, m, rs, f, ent, a, b)
+	rescaleSums(nq, l, f, rs)
 }

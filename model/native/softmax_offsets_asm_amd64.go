@@ -14,12 +14,20 @@ func softmaxRowsEntOffAVX512(s *float32, nq int, m *float32, rs *float32, d *flo
 
 func softmaxRowsOffAsm(sc []float32, nq int, a, b []float32, m, l, f, rs []float32) {
 	_, _, _, _, _ = sc[nq*64-1], m[nq-1], l[nq-1], f[len(f)-1], rs[nq-1]
-	softmaxRowsOffAVX512(&sc[0], nq, &m[0], &rs[0], &f[0], &a[0], &b[0], &softmaxExpConsts)
+	if useAVX2 {
+		softmaxRowsOffAVX2(&sc[0], nq, &m[0], &rs[0], &f[0], &a[0], &b[0], softmaxAVX2)
+	} else {
+		softmaxRowsOffAVX512(&sc[0], nq, &m[0], &rs[0], &f[0], &a[0], &b[0], &softmaxExpConsts)
+	}
 	rescaleSums(nq, l, f, rs)
 }
 
 func softmaxRowsEntOffAsm(sc []float32, nq int, a, b []float32, m, l, f, rs, ent []float32) {
 	_, _, _, _, _, _ = sc[nq*64-1], m[nq-1], l[nq-1], f[len(f)-1], rs[nq-1], ent[nq-1]
-	softmaxRowsEntOffAVX512(&sc[0], nq, &m[0], &rs[0], &f[0], &ent[0], &a[0], &b[0], &softmaxExpConsts)
+	if useAVX2 {
+		softmaxRowsEntOffAVX2(&sc[0], nq, &m[0], &rs[0], &f[0], &ent[0], &a[0], &b[0], softmaxAVX2)
+	} else {
+		softmaxRowsEntOffAVX512(&sc[0], nq, &m[0], &rs[0], &f[0], &ent[0], &a[0], &b[0], &softmaxExpConsts)
+	}
 	rescaleSums(nq, l, f, rs)
 }

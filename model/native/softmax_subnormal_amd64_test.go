@@ -8,7 +8,7 @@ import "testing"
 // constants (clamp at -120, no lane zeroed) checkNoSubnormals finds a
 // subnormal probability, so TestOnlineSoftmaxNoSubnormals can fail.
 func TestOnlineSoftmaxNoSubnormalsCanFail(t *testing.T) {
-	if !asmAvailable() {
+	if !avx512Available() {
 		t.Skip("no AVX-512: the assembly kernels do not run here")
 	}
 	saved, savedAsm := softmaxExpConsts, haveAsm

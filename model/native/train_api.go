@@ -34,19 +34,22 @@ func GELUTanh(u, bias, th, g []float32) {
 	if bias != nil {
 		bias = bias[:len(u)]
 	}
+	n := 0
 	if haveAsm {
-		n := geluTanhAsm(u, bias, th, g)
-		u, th, g = u[n:], th[n:], g[n:]
-		if bias != nil {
-			bias = bias[n:]
-		}
+		n = geluTanhAsm(u, bias, th, g)
+	} else {
+		n = geluTanhLanes(u, bias, th, g)
+	}
+	u, th, g = u[n:], th[n:], g[n:]
+	if bias != nil {
+		bias = bias[n:]
 	}
 	for j := range u {
 		if bias != nil {
 			u[j] += bias[j]
 		}
 		x := u[j]
-		z := 2 * geluK * (x + 0.044715*x*x*x)
+		z := 2 * geluK * (x + float32(float32(0.044715*x)*x)*x)
 		th[j] = min(max(z, -geluTanhClamp), geluTanhClamp)
 	}
 	ExpShift(th, 0)
@@ -68,7 +71,7 @@ func GELUGradMul(du, u, th []float32) {
 	}
 	for j, x := range u {
 		t := th[j]
-		du[j] *= 0.5*(1+t) + 0.5*x*(1-t*t)*geluK*(1+3*0.044715*x*x)
+		du[j] *= float32(0.5*(1+t)) + float32(float32(float32(float32(0.5*x)*(1-float32(t*t)))*geluK)*(1+float32(float32(3*0.044715*x)*x)))
 	}
 }
 
@@ -111,6 +114,6 @@ func SiLUGradMul(dy, y, sg []float32) {
 		dy, y, sg = dy[n:], y[n:], sg[n:]
 	}
 	for j, s := range sg {
-		dy[j] *= s * (1 + y[j]*(1-s))
+		dy[j] *= s * (1 + float32(y[j]*(1-s)))
 	}
 }
