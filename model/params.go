@@ -4,10 +4,10 @@ import (
 	"fmt"
 	"hash/fnv"
 	"math"
-	"math/rand/v2"
 	"path"
 	"sort"
 
+	"routebench/internal/seeds"
 	"routebench/modelspec"
 	"routebench/modelspec/weights"
 )
@@ -119,7 +119,7 @@ func initParams(c Config, specs []paramSpec) [][]float32 {
 			bound := 1 / math.Sqrt(float64(s.Shape[0]))
 			h := fnv.New64a()
 			h.Write([]byte(s.Name))
-			rng := rand.New(rand.NewPCG(c.Seed, h.Sum64()))
+			rng := seeds.Rand(c.Seed, seeds.InitWeights, h.Sum64())
 			for j := range x {
 				x[j] = float32((2*rng.Float64() - 1) * bound)
 			}
@@ -127,7 +127,7 @@ func initParams(c Config, specs []paramSpec) [][]float32 {
 			width := modelspec.KerpleInitScale(base)
 			h := fnv.New64a()
 			h.Write([]byte(s.Name))
-			rng := rand.New(rand.NewPCG(c.Seed, h.Sum64()))
+			rng := seeds.Rand(c.Seed, seeds.InitWeights, h.Sum64())
 			for j := range x {
 				x[j] = float32(rng.Float64() * width)
 			}
@@ -140,7 +140,7 @@ func initParams(c Config, specs []paramSpec) [][]float32 {
 			}
 			h := fnv.New64a()
 			h.Write([]byte(s.Name))
-			rng := rand.New(rand.NewPCG(c.Seed, h.Sum64()))
+			rng := seeds.Rand(c.Seed, seeds.InitWeights, h.Sum64())
 			for j := range x {
 				x[j] = float32(rng.NormFloat64() * std)
 			}

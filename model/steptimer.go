@@ -2,11 +2,11 @@ package model
 
 import (
 	"fmt"
-	"math/rand/v2"
 
 	"time"
 
 	"routebench/internal/procstat"
+	"routebench/internal/seeds"
 )
 
 // StepTimer times optimizer steps of one configuration, from its initial
@@ -38,7 +38,7 @@ func NewStepTimer(c Config) (*StepTimer, error) {
 		zeros[i] = make([]float32, size(s.Shape))
 	}
 	e.setState(initParams(c, specs), zeros, zeros)
-	r := rand.New(rand.NewPCG(c.Seed, 0x57e9))
+	r := seeds.Rand(c.Seed, seeds.StepTimer)
 	n := c.Batch * c.Context
 	st := &StepTimer{c: c, e: e, tok: make([]int32, n), tgt: make([]int32, n)}
 	for i := range st.tok {

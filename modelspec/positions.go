@@ -3,7 +3,8 @@ package modelspec
 import (
 	"fmt"
 	"math"
-	"math/rand/v2"
+
+	"routebench/internal/seeds"
 )
 
 // Host-side position math, in float64. Every rotation angle any
@@ -84,9 +85,6 @@ func ALiBiSlopes(H int) []float64 {
 // omega_p = sum_t freq(t) angles[t,p]: partly a RoPE with random frequencies,
 // plus content-dependent jitter. Worth stating when results are read.
 
-// angleSeedStream separates the angle table's random stream from the weights'.
-const angleSeedStream = 0x616e676c65730a01 // "angles\n\x01"
-
 // AngleSigmas returns sigma_p for the P pairs.
 func AngleSigmas(P int, sigmaMax, sigmaMin float64) []float64 {
 	s := make([]float64, P)
@@ -114,7 +112,7 @@ func SpectralGaps(sigmas []float64) []float64 {
 // starts from these float32 values, so trainer and evaluator agree exactly.
 func RandomAngleTable(V, H, P int, sigmaMax, sigmaMin float64, seed uint64) []float32 {
 	sig := AngleSigmas(P, sigmaMax, sigmaMin)
-	rng := rand.New(rand.NewPCG(seed, angleSeedStream))
+	rng := seeds.Rand(seed, seeds.AngleTable)
 	t := make([]float32, V*H*P)
 	for i := range t {
 		t[i] = float32(rng.NormFloat64() * sig[i%P])

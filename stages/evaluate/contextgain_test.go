@@ -91,7 +91,7 @@ func TestContextGainMatchesDirectPasses(t *testing.T) {
 						}
 						wins = append(wins, win)
 					}
-				} else if wins, err = ds.EvalWindows(cfg.Seed+uint64(L), L, cfg.WindowsAt(L)); err != nil {
+				} else if wins, err = ds.EvalWindows(cfg.Seed, L, cfg.WindowsAt(L)); err != nil {
 					t.Fatal(err)
 				}
 				for w := range cfg.Windows {

@@ -4,10 +4,10 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"math/rand/v2"
 	"slices"
 	"time"
 
+	"routebench/internal/seeds"
 	"routebench/model/nativeeval"
 	"routebench/stages/tokenize/shards"
 	"routebench/stats"
@@ -202,8 +202,8 @@ type copyProbeAt struct {
 // copyLayout builds every gap's sequence and its control sequence: strings uniform over the
 // vocabulary but the end-of-document id (an end of document inside the
 // string would tell the model that what follows is another text), S drawn
-// from a PCG seeded by (seed ^ "copy", the probe's index over all gaps)
-// and R from one seeded by (seed ^ "ctrl", the same index), so that the
+// from the stream (seed, seeds.CopyStrings, the probe's index over all
+// gaps) and R from (seed, seeds.CopyControl, the same index), so that the
 // two never share a draw; the text reads one probe after another from a
 // seeded offset of the held-out split, so that it is distinct text while
 // the split holds all of it (the cpu profile's probes read 154,175), and
@@ -226,12 +226,8 @@ func copyLayout(ds *shards.Dataset, cfg Config, vocab, m int) ([]copySeq, error)
 	if eot >= 0 && int(eot) < vocab {
 		draw-- // skip the end-of-document id
 	}
-	const (
-		stream        = 0x636f7079 // "copy": no other draw uses these seeds
-		controlStream = 0x6374726c // "ctrl": R's, distinct from S's
-	)
-	str := func(seed uint64, index int) []int32 {
-		r := rand.New(rand.NewPCG(seed, uint64(index)))
+	str := func(p seeds.Purpose, index int) []int32 {
+		r := seeds.Rand(cfg.Seed, p, uint64(index))
 		s := make([]int32, m)
 		for i := range s {
 			x := int32(r.IntN(draw))
@@ -242,14 +238,14 @@ func copyLayout(ds *shards.Dataset, cfg Config, vocab, m int) ([]copySeq, error)
 		}
 		return s
 	}
-	at := int64(rand.New(rand.NewPCG(cfg.Seed, stream)).Uint64N(uint64(n)))
+	at := int64(seeds.Rand(cfg.Seed, seeds.CopyText).Uint64N(uint64(n)))
 	index := 0
 	var seqs []copySeq
 	for _, p := range plan {
 		per := copyProbeTokens(p.d, m)
 		seq := copySeq{d: p.d, tokens: make([]int32, 0, p.probes*per), control: make([]int32, 0, p.probes*per)}
 		for range p.probes {
-			s, r := str(cfg.Seed^stream, index), str(cfg.Seed^controlStream, index)
+			s, r := str(seeds.CopyStrings, index), str(seeds.CopyControl, index)
 			if copyBroken == "reuse" {
 				r = s
 			}

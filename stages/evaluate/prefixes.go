@@ -47,7 +47,7 @@ func (c Config) longest() int { return c.Context * slices.Max(c.Multipliers) }
 func (s *scorer) scorePrefixes(ds *shards.Dataset, path bool) (map[int]lengthScores, []shards.Span, error) {
 	cfg := s.cfg
 	T, Lmax := cfg.Context, cfg.longest()
-	long, spans, err := ds.EvalWindowsStratified(cfg.Seed+uint64(Lmax), Lmax, cfg.Windows)
+	long, spans, err := ds.EvalWindowsStratified(cfg.Seed, Lmax, cfg.Windows)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s at length %d: %w", cfg.stageName(), Lmax, err)
 	}
@@ -132,7 +132,7 @@ func (s *scorer) scorePrefixes(ds *shards.Dataset, path bool) (map[int]lengthSco
 		s.done += int64(Lmax)
 		s.rc.Progress(s.done, s.total, fmt.Sprintf("L=%d window %d/%d (%s; prefixes score %v)", Lmax, w+1, len(long), spans[w].Doc, prefixes))
 	}
-	base, err := ds.EvalWindowsAvoiding(cfg.Seed+uint64(T), T, cfg.WindowsAt(T), spans)
+	base, err := ds.EvalWindowsAvoiding(cfg.Seed, T, cfg.WindowsAt(T), spans)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s at length %d: %w", cfg.stageName(), T, err)
 	}

@@ -128,7 +128,7 @@ const (
 // no document holds L+1 tokens (in-document placement only).
 func (pl placement) windows(ds *shards.Dataset, seed uint64, L, n int) (ws [][]int32, ok bool, why string, err error) {
 	if pl == inStream {
-		ws, err = ds.EvalWindows(seed+uint64(L), L, n)
+		ws, err = ds.EvalWindows(seed, L, n)
 		return ws, err == nil, "", err
 	}
 	docs, err := ds.Documents(shards.SplitHeldOut)
@@ -142,6 +142,6 @@ func (pl placement) windows(ds *shards.Dataset, seed uint64, L, n int) (ws [][]i
 	if longest < int64(L)+1 {
 		return nil, false, fmt.Sprintf("no document holds the %d tokens a window needs (longest: %d of %d documents)", L+1, longest, len(docs)), nil
 	}
-	ws, err = ds.EvalWindowsInDocuments(seed+uint64(L), L, n)
+	ws, err = ds.EvalWindowsInDocuments(seed, L, n)
 	return ws, err == nil, "", err
 }

@@ -157,7 +157,7 @@ func TestProtocols(t *testing.T) {
 	}
 	for li, mult := range cfg.Multipliers {
 		L := mult * testT
-		ws, err := ds.EvalWindows(cfg.Seed+uint64(L), L, cfg.Windows)
+		ws, err := ds.EvalWindows(cfg.Seed, L, cfg.Windows)
 		if err != nil {
 			t.Fatal(err)
 		}

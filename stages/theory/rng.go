@@ -6,6 +6,8 @@ import (
 	"math/rand/v2"
 	"runtime"
 	"sync"
+
+	"routebench/internal/seeds"
 )
 
 // Check identifiers, mixed into every stream seed so that the checks never
@@ -18,23 +20,11 @@ const (
 	streamPath
 )
 
-// mix64 is the splitmix64 finaliser: a bijection with good avalanche, so
-// nearby keys give unrelated seeds.
-func mix64(x uint64) uint64 {
-	x += 0x9e3779b97f4a7c15
-	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9
-	x = (x ^ (x >> 27)) * 0x94d049bb133111eb
-	return x ^ (x >> 31)
-}
-
-// newRNG returns the stream for one task. Each task owns its stream, which
-// is what makes the outputs independent of scheduling and worker count.
+// newRNG returns the stream for one task (seeds.Theory, keyed by the
+// check and the task). Each task owns its stream, which is what makes the
+// outputs independent of scheduling and worker count.
 func newRNG(seed uint64, keys ...uint64) *rand.Rand {
-	h := mix64(seed)
-	for _, k := range keys {
-		h = mix64(h ^ mix64(k+0x632be59bd9b4e019))
-	}
-	return rand.New(rand.NewPCG(h, mix64(h^0xd1b54a32d192ed03)))
+	return seeds.Rand(seed, seeds.Theory, keys...)
 }
 
 // job is one unit of parallel work. It writes only into its own result

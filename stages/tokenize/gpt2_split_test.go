@@ -9,7 +9,7 @@ import (
 
 	"github.com/dlclark/regexp2/v2"
 	"github.com/tiktoken-go/tokenizer"
-	"routebench/stages/tokenize/internal/splitmix"
+	"routebench/internal/seeds"
 )
 
 // gpt2Pattern is tiktoken-go's r50k_base split pattern, compiled here with
@@ -68,9 +68,9 @@ func TestGPT2SplitRandom(t *testing.T) {
 	h := uint64(1)
 	for range 3000 {
 		var b strings.Builder
-		h = splitmix.Mix(h)
+		h = seeds.Mix(h)
 		for k := range int(h % 24) {
-			b.WriteRune(alphabet[splitmix.Mix(h+uint64(k))%uint64(len(alphabet))])
+			b.WriteRune(alphabet[seeds.Mix(h+uint64(k))%uint64(len(alphabet))])
 		}
 		s := b.String()
 		if got, want := splitPieces(s), regexpPieces(t, s); !slices.Equal(got, want) {

@@ -4,7 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 
-	"routebench/stages/tokenize/internal/splitmix"
+	"routebench/internal/seeds"
 )
 
 // docHash is the seeded hash of a document id that orders documents for the
@@ -14,7 +14,7 @@ import (
 // the fraction were raised just enough.
 func docHash(seed uint64, id string) uint64 {
 	sum := sha256.Sum256([]byte(id))
-	return splitmix.HashKeys(seed, binary.LittleEndian.Uint64(sum[:8]))
+	return seeds.Split(seed, binary.LittleEndian.Uint64(sum[:8]))
 }
 
 // fractionOf reads h as a number in [0, 1).

@@ -12,6 +12,7 @@ import (
 
 	"gonum.org/v1/gonum/stat/distuv"
 
+	"routebench/internal/seeds"
 	"routebench/stats"
 )
 
@@ -102,7 +103,7 @@ func ComponentsOf(c stats.Crossed) Components {
 // uncertain the few seeds make the spread, as the pre-registration asks
 // (docs/statistics.md, claims v3).
 func Power(mu float64, comp Components, S, W int, edge float64, side Side, sims int, seed uint64) float64 {
-	r := rand.New(rand.NewPCG(seed, 0x90e7))
+	r := seeds.Rand(seed, seeds.Power)
 	hit := 0
 	y := make([][]float64, S)
 	for s := range y {

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"sort"
 
-	"routebench/stages/tokenize/internal/splitmix"
+	"routebench/internal/seeds"
 )
 
 // Tokens is one split's token stream: the shards' token arrays in order,
@@ -97,13 +97,6 @@ func (t *Tokens) part(i int64) int {
 	return sort.Search(len(t.parts), func(k int) bool { return t.parts[k].start+int64(t.parts[k].len()) > i })
 }
 
-// Domain-separation constants for the offset hashes, so that training and
-// evaluation never draw the same sequence from the same seed.
-const (
-	streamTrain = 0x747261696e // "train"
-	streamEval  = 0x6576616c   // "eval"
-)
-
 // TrainBatch returns batch sequences of T tokens from the training stream,
 // flattened row-major (batch*T), and their next-token targets (the same
 // windows shifted by one). Sequence b starts at an offset drawn uniformly
@@ -127,7 +120,7 @@ func (d *Dataset) TrainBatch(seed uint64, step, batch, T int) (inputs, targets [
 	window := make([]int32, T+1)
 	starts := uint64(t.n - int64(T))
 	for b := range batch {
-		off := int64(splitmix.Below(splitmix.HashKeys(streamTrain, seed, uint64(step), uint64(b)), starts))
+		off := int64(seeds.Below(seeds.Stream(seed, seeds.TrainBatches, uint64(step), uint64(b)), starts))
 		if err := t.Read(window, off); err != nil {
 			return nil, nil, err
 		}
@@ -158,7 +151,7 @@ func (d *Dataset) EvalWindows(seed uint64, L, n int) ([][]int32, error) {
 	starts := uint64(t.n - int64(L))
 	out := make([][]int32, n)
 	for i := range n {
-		off := int64(splitmix.Below(splitmix.HashKeys(streamEval, seed, uint64(L), uint64(i)), starts))
+		off := int64(seeds.Below(seeds.Stream(seed, seeds.EvalWindows, uint64(L), uint64(i)), starts))
 		out[i] = make([]int32, L+1)
 		if err := t.Read(out[i], off); err != nil {
 			return nil, err
@@ -207,7 +200,7 @@ func (d *Dataset) EvalWindowsInDocuments(seed uint64, L, n int) ([][]int32, erro
 	}
 	out := make([][]int32, n)
 	for i := range n {
-		r := int64(splitmix.Below(splitmix.HashKeys(streamEval, seed, uint64(L), uint64(i)), uint64(total)))
+		r := int64(seeds.Below(seeds.Stream(seed, seeds.EvalWindows, uint64(L), uint64(i)), uint64(total)))
 		k := sort.Search(len(cum), func(k int) bool { return cum[k] > r }) - 1
 		out[i] = make([]int32, L+1)
 		if err := t.Read(out[i], spans[k].lo+r-cum[k]); err != nil {

@@ -4,12 +4,8 @@ import (
 	"fmt"
 	"slices"
 
-	"routebench/stages/tokenize/internal/splitmix"
+	"routebench/internal/seeds"
 )
-
-// streamStratified separates EvalWindowsStratified's draws from the
-// other evaluation windows'.
-const streamStratified = 0x7374726174 // "strat"
 
 // Span is a window's place in the held-out split: its first token's offset
 // in the split's stream, its L+1 tokens, and the document it lies in.
@@ -51,7 +47,7 @@ func (d *Dataset) EvalWindowsStratified(seed uint64, L, n int) ([][]int32, []Spa
 	var long []ranked
 	for _, doc := range docs {
 		if doc.Tokens >= int64(L)+1 {
-			long = append(long, ranked{doc, splitmix.HashKeys(streamStratified, seed, hashString(doc.ID))})
+			long = append(long, ranked{doc, seeds.Stream(seed, seeds.StratifiedWindows, hashString(doc.ID))})
 		}
 	}
 	if len(long) == 0 && n > 0 {
@@ -83,7 +79,7 @@ func (d *Dataset) EvalWindowsStratified(seed uint64, L, n int) ([][]int32, []Spa
 			return nil, nil, fmt.Errorf("shards: %d stratified windows of L=%d over %d held-out documents put %d in %s (%d tokens), whose segments of %d tokens are shorter than a window; hold out more or longer documents, or ask for fewer windows",
 				n, L, len(long), k, doc.ID, doc.Tokens, seg)
 		}
-		off := doc.Start + j*seg + int64(splitmix.Below(splitmix.HashKeys(streamStratified, seed, uint64(L), uint64(i)), uint64(seg-int64(L))))
+		off := doc.Start + j*seg + int64(seeds.Below(seeds.Stream(seed, seeds.StratifiedWindows, uint64(L), uint64(i)), uint64(seg-int64(L))))
 		out[i] = make([]int32, L+1)
 		if err := t.Read(out[i], off); err != nil {
 			return nil, nil, err
@@ -114,11 +110,11 @@ func (d *Dataset) EvalWindowsAvoiding(seed uint64, L, n int, avoid []Span) ([][]
 	for i := range n {
 		off := int64(-1)
 		for a := uint64(0); a < maxAttempts && off < 0; a++ {
-			h := splitmix.HashKeys(streamEval, seed, uint64(L), uint64(i))
+			h := seeds.Stream(seed, seeds.EvalWindows, uint64(L), uint64(i))
 			if a > 0 {
-				h = splitmix.HashKeys(streamEval, seed, uint64(L), uint64(i), a)
+				h = seeds.Stream(seed, seeds.EvalWindows, uint64(L), uint64(i), a)
 			}
-			o := int64(splitmix.Below(h, starts))
+			o := int64(seeds.Below(h, starts))
 			if !slices.ContainsFunc(avoid, func(s Span) bool { return s.overlaps(o, int64(L)+1) }) {
 				off = o
 			}
