@@ -36,7 +36,12 @@ type MechanismLength struct {
 	// far mass; both are empty at T, whose queries see nothing that far.
 	FarMass      []float64 `json:"far_mass,omitempty"`
 	FarCoherence []float64 `json:"far_coherence,omitempty"`
-	Bound        []float64 `json:"bound,omitempty"`
+	// FarCoherenceWeighted weighs each row's far coherence by its far
+	// mass, sum rho_r c_r / sum rho_r (claim v4m2's M2'): a row with 1e-6
+	// far mass sums almost no far value, so its coherence says little
+	// about what the query reads, where FarCoherence counts it fully.
+	FarCoherenceWeighted []float64 `json:"far_coherence_weighted,omitempty"`
+	Bound                []float64 `json:"bound,omitempty"`
 	// BoundHeld counts the rows (window, layer, head, query) whose far mass
 	// is at least the bound; an identity: BoundRows minus it is a bug.
 	BoundHeld int `json:"bound_held"`
@@ -121,7 +126,7 @@ func (p *probeSums) summarize(L, far int) (MechanismLength, error) {
 	var order [][2]int
 	nb := nativeeval.ProbeBins(L)
 	for w, rows := range p.windows {
-		var fm, fc, bd float64
+		var fm, fc, bd, wc float64
 		var n, nc int
 		for _, r := range rows {
 			if r.OutErr > maxProbeOutErr || math.IsNaN(r.OutErr) {
@@ -151,6 +156,7 @@ func (p *probeSums) summarize(L, far int) (MechanismLength, error) {
 				h.farRows++
 				h.coh += r.FarCoherence
 				fc += r.FarCoherence
+				wc += r.FarMass * r.FarCoherence
 				nc++
 			}
 			for b, s := range r.Bins {
@@ -174,6 +180,7 @@ func (p *probeSums) summarize(L, far int) (MechanismLength, error) {
 		if nc > 0 {
 			ml.FarMass = append(ml.FarMass, fm/float64(n))
 			ml.FarCoherence = append(ml.FarCoherence, fc/float64(nc))
+			ml.FarCoherenceWeighted = append(ml.FarCoherenceWeighted, wc/fm) // fm > 0: nc > 0 rows have far mass
 			ml.Bound = append(ml.Bound, bd/float64(n))
 		}
 	}

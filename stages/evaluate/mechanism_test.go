@@ -55,6 +55,9 @@ func TestMechanismSummary(t *testing.T) {
 	if !near(ml.FarMass, []float64{0.3, 0.7}) || !near(ml.FarCoherence, []float64{0.6, 0.2}) {
 		t.Fatalf("per-window far mass %v, coherence %v; want [0.3 0.7], [0.6 0.2]", ml.FarMass, ml.FarCoherence)
 	}
+	if want := []float64{(0.2*0.5 + 0.4*0.7) / 0.6, (0.6*0.3 + 0.8*0.1) / 1.4}; !near(ml.FarCoherenceWeighted, want) {
+		t.Fatalf("per-window mass-weighted coherence %v, want %v", ml.FarCoherenceWeighted, want)
+	}
 	if ml.BoundRows != 4 || ml.BoundHeld != 3 {
 		t.Fatalf("bound held %d of %d rows, want 3 of 4", ml.BoundHeld, ml.BoundRows)
 	}
@@ -66,6 +69,25 @@ func TestMechanismSummary(t *testing.T) {
 	p.add([]nativeeval.ProbeRow{bad})
 	if _, err := p.summarize(2, 1); err == nil || !strings.Contains(err.Error(), "layer 1, head 0, query 5") {
 		t.Fatalf("a row 50%% off the streaming output was accepted (err %v)", err)
+	}
+}
+
+// TestWeightedCoherenceIgnoresEmptyRows: a row with 1e-6 far mass and
+// coherence 0 beside one with 0.9 and coherence 0.8 moves the mass-weighted
+// coherence (M2') by about 1e-6, the unweighted one (v4m's M2) by half:
+// the control that the weighting is not the plain mean.
+func TestWeightedCoherenceIgnoresEmptyRows(t *testing.T) {
+	p := &probeSums{}
+	p.add([]nativeeval.ProbeRow{row(0, 0, 5, 0.9, 0, 0.8), row(0, 1, 5, 1e-6, 0, 0)})
+	ml, err := p.summarize(2, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := ml.FarCoherenceWeighted[0]; math.Abs(w-0.8) > 1e-5 {
+		t.Fatalf("mass-weighted coherence %v, want 0.8 within 1e-5 (the empty row weighs 1e-6)", w)
+	}
+	if u := ml.FarCoherence[0]; math.Abs(u-0.4) > 1e-12 {
+		t.Fatalf("unweighted coherence %v, want 0.4 (the control: the empty row counts fully)", u)
 	}
 }
 
