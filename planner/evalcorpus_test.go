@@ -43,7 +43,7 @@ func TestDefaultTokenizeKeysUnchanged(t *testing.T) {
 		}
 		for _, extra := range []bool{false, true} {
 			if extra {
-				p.EvalCorpora, p.EvalProtocols = []string{corpus}, []string{"windows", "sliding:16"}
+				p.EvalCorpora, p.EvalProtocols = []string{corpus}, []string{"in-document", "sliding:16"}
 			}
 			plan, err := Build(p)
 			if err != nil {
@@ -202,7 +202,7 @@ func TestEvalCorpusNames(t *testing.T) {
 // stage; a bad one is a one-line error listing the valid ones.
 func TestEvalProtocolsFromProfile(t *testing.T) {
 	corpus := tinyCorpus(t)
-	p, err := LoadProfileWith("smoke", Overrides{Set: []string{"eval_protocols=windows,sliding:16"}, Corpus: []string{corpus},
+	p, err := LoadProfileWith("smoke", Overrides{Set: []string{"eval_protocols=in-document,sliding:16"}, Corpus: []string{corpus},
 		EvalCorpus: []string{corpus}})
 	if err != nil {
 		t.Fatal(err)
@@ -215,7 +215,7 @@ func TestEvalProtocolsFromProfile(t *testing.T) {
 	for _, s := range plan.Stages {
 		if cfg, ok := s.Config.(evaluate.Config); ok {
 			n++
-			if strings.Join(cfg.Protocols, " ") != "windows sliding:16" {
+			if strings.Join(cfg.Protocols, " ") != "in-document sliding:16" {
 				t.Errorf("%s: protocols %v", s.Name, cfg.Protocols)
 			}
 		}
@@ -224,7 +224,7 @@ func TestEvalProtocolsFromProfile(t *testing.T) {
 		t.Fatal("no evaluate stage")
 	}
 	_, err = LoadProfileWith("smoke", Overrides{Set: []string{"eval_protocols=sliding:0"}})
-	if err == nil || strings.Contains(err.Error(), "\n") || !strings.Contains(err.Error(), `"windows", "sliding:S" and "windows+sliding:S"`) {
+	if err == nil || strings.Contains(err.Error(), "\n") || !strings.Contains(err.Error(), `"in-document", "sliding:S" and "in-document+sliding:S"`) {
 		t.Errorf("a bad protocol: %v", err)
 	}
 }

@@ -69,9 +69,9 @@ type Profile struct {
 	CopyProbe bool   `json:"copy_probe"`
 	EvalSeed  uint64 `json:"eval_seed"`
 	// EvalProtocols are evaluated beside the primary protocol (random
-	// windows, every position scored) on every evaluation set: "windows"
+	// windows, every position scored) on every evaluation set: "in-document"
 	// (inside documents), "sliding:S" (score each window's last S
-	// positions), "windows+sliding:S"; see evaluate.ParseProtocol.
+	// positions), "in-document+sliding:S"; see evaluate.ParseProtocol.
 	EvalProtocols []string `json:"eval_protocols"`
 	// RopeExtensions evaluate the trained rope model extended at inference
 	// (claim v3x, docs/statistics.md): each of "yarn", "pi", "ntk" is a
@@ -173,7 +173,7 @@ func builtin() map[string]Profile {
 	// Sliding-window scoring at stride T/2 beside the primary protocol: it
 	// scores the primary windows' last T/2 positions, so it costs no forward
 	// pass (cpu, 2 loaded cores: 108 s without, 123 s with, the difference
-	// within the machine's noise; "windows" would double the time: 264 s).
+	// within the machine's noise; "in-document" would double the time: 264 s).
 	return map[string]Profile{
 		"smoke": {
 			Name: "smoke", Tokenizer: "bytes", Train: smoke,

@@ -18,19 +18,22 @@ const (
 	// ProtocolDocuments: the same, each window inside one document (its
 	// end-of-document token at most the last target), at the lengths that
 	// some document is long enough for (tokenize's EvalWindowsInDocuments).
-	ProtocolDocuments = "windows"
+	ProtocolDocuments = "in-document"
+	// oldDocuments is ProtocolDocuments' name before it said what it is
+	// (every protocol draws windows); it is refused with the new name.
+	oldDocuments = "windows"
 	// slidingPrefix + S: each window scores only its last S positions, the
 	// other L-S are context (sliding-window evaluation with stride S, as in
 	// the ALiBi paper's analysis), so every scored token sees L-S to L-1
 	// tokens of context.
 	slidingPrefix = "sliding:"
 	// docsPrefix joins ProtocolDocuments to a sliding protocol:
-	// "windows+sliding:S" scores the last S positions of in-document windows.
+	// "in-document+sliding:S" scores the last S positions of in-document windows.
 	docsPrefix = ProtocolDocuments + "+"
 )
 
 // validProtocols is the list a bad protocol string's error shows.
-const validProtocols = `"windows", "sliding:S" and "windows+sliding:S" (S a stride in tokens, e.g. sliding:64); "random" is always evaluated`
+const validProtocols = `"in-document", "sliding:S" and "in-document+sliding:S" (S a stride in tokens, e.g. sliding:64); "random" is always evaluated`
 
 // Protocol is a parsed protocol string.
 type Protocol struct {
@@ -43,6 +46,9 @@ type Protocol struct {
 func ParseProtocol(s string) (Protocol, error) {
 	p := Protocol{Name: s}
 	rest := s
+	if old, ok := strings.CutPrefix(s, oldDocuments); ok && (old == "" || strings.HasPrefix(old, "+")) {
+		return Protocol{}, fmt.Errorf("evaluation protocol %q is now called %q (windows inside one document); valid: %s", s, ProtocolDocuments+old, validProtocols)
+	}
 	if rest == ProtocolDocuments {
 		return Protocol{Name: s, InDocuments: true}, nil
 	}

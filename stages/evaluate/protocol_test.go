@@ -127,7 +127,7 @@ func TestProtocols(t *testing.T) {
 		"d.txt": letters("tuvwxyz ", 60), "e.txt": letters("0123456789", 60),
 	})
 	cfg := NewConfig("random-qkv", "smoke", testT, []int{1, 2, 4, 8}, 3, 11)
-	cfg.Corpus, cfg.Protocols = "eval", []string{"sliding:3", "windows", "windows+sliding:5"}
+	cfg.Corpus, cfg.Protocols = "eval", []string{"sliding:3", "in-document", "in-document+sliding:5"}
 	res := runEval(t, cfg, tokenized, w)
 
 	// eval.json records the protocols, in order, with their descriptions.
@@ -271,9 +271,9 @@ func TestInDocumentWindowsStayInside(t *testing.T) {
 // Bad protocol strings are one-line errors that list the valid ones.
 func TestParseProtocol(t *testing.T) {
 	for s, want := range map[string]Protocol{
-		"windows":            {Name: "windows", InDocuments: true},
-		"sliding:256":        {Name: "sliding:256", Stride: 256},
-		"windows+sliding:16": {Name: "windows+sliding:16", InDocuments: true, Stride: 16},
+		"in-document":            {Name: "in-document", InDocuments: true},
+		"sliding:256":            {Name: "sliding:256", Stride: 256},
+		"in-document+sliding:16": {Name: "in-document+sliding:16", InDocuments: true, Stride: 16},
 	} {
 		if p, err := ParseProtocol(s); err != nil || p != want {
 			t.Errorf("%q: %+v, %v; want %+v", s, p, err, want)
@@ -287,6 +287,12 @@ func TestParseProtocol(t *testing.T) {
 		}
 		if msg := err.Error(); strings.Contains(msg, "\n") || !strings.Contains(msg, validProtocols) || !strings.Contains(msg, `"`+bad+`"`) {
 			t.Errorf("%q: error %q is not one line naming it and listing the valid protocols", bad, msg)
+		}
+	}
+	// The old name of in-document is refused with the new one.
+	for old, now := range map[string]string{"windows": `"in-document"`, "windows+sliding:16": `"in-document+sliding:16"`} {
+		if _, err := ParseProtocol(old); err == nil || !strings.Contains(err.Error(), "is now called "+now) {
+			t.Errorf("%q: %v; want it refused naming %s", old, err, now)
 		}
 	}
 	cfg := NewConfig("rope", "smoke", 32, []int{1, 2}, 2, 7)
