@@ -31,12 +31,22 @@
 #  12. a sweep's three train stages go in one job array throttled to one
 #      running task (array_throttle 1), the evaluates in an array lined up
 #      with it (aftercorr); each task runs its own stage once; the study
-#      is exported;
+#      is exported; the same sweep submitted held and cancelled before any
+#      task started shows every stage cancelled (not not-submitted);
 #  13. on a cluster restarted with cgroup memory limits (SLURM_LOCAL_CGROUP;
 #      skipped, saying so, where the memory cgroup is not writable), a
 #      tokenize job given 32M ends OUT_OF_MEMORY, status shows it and the
 #      retry, a resubmit runs it with the site's mem_retry (1G), and
 #      --wait retries such a job by itself, once.
+#  14. a lab: the checkout is root's, two more users it creates (skipped,
+#      saying so, where it cannot) share a group store under umask 022.
+#      Without safe.directory a user's plan fails naming the fix; with it,
+#      a plan creates nothing in the fresh store; B runs the plan on Slurm,
+#      C's submit of it finds everything cached (the report too: one report
+#      run, one label for root, B and C), C writes a stage of its own
+#      beside B's directories, store check passes (and names a directory
+#      made by hand under umask 022); a train output removed after its job
+#      completed shows `missing` in slurm status.
 # SLURM_TEST_CASES="6 7 8" runs those cases only (cases 1-5 run together).
 # Case 13 restarts the cluster, so it runs last.
 set -euo pipefail
@@ -45,7 +55,38 @@ BIN=${BIN:-bin/routebench}
 source scripts/slurm-local.sh
 trap slurm_stop EXIT
 T=$(mktemp -d /tmp/routebench-slurm-test.XXXXXX)
-trap 'slurm_stop; rm -rf "$T"' EXIT
+# Unix users for the lab cases (11, 14): made here (as root), removed on exit.
+grp=rbtest-share made_group= made_users=()
+cleanup() {
+	slurm_stop
+	local u
+	for u in "${made_users[@]}"; do userdel "$u"; done
+	[ -z "$made_group" ] || groupdel "$grp"
+	rm -rf "$T"
+}
+trap cleanup EXIT
+# lab_user NAME: NAME exists, in group $grp, and reaches the cluster and
+# $T; sets lab_why and fails where this machine cannot make it.
+lab_user() {
+	if [ "$(id -u)" != 0 ] || ! command -v useradd > /dev/null || ! command -v runuser > /dev/null; then
+		lab_why="a second Unix user needs root, useradd and runuser (uid $(id -u))"
+		return 1
+	fi
+	getent group "$grp" > /dev/null || { groupadd "$grp" && made_group=1; } || { lab_why="groupadd $grp failed"; return 1; }
+	if ! id "$1" > /dev/null 2>&1; then
+		useradd -M -N -g "$grp" -s /bin/bash "$1" || { lab_why="useradd $1 failed"; return 1; }
+		made_users+=("$1")
+	fi
+	chmod 711 "$SLURM_DIR" "$SLURM_DIR/munge" "$T"
+	chmod 644 "$SLURM_CONF"
+}
+# as USER HOME UMASK CMD...: CMD as USER, in this checkout, with that HOME
+# (its git config) and umask.
+as() {
+	local u=$1 h=$2 m=$3
+	shift 3
+	runuser -u "$u" -- env PATH="$PATH" SLURM_CONF="$SLURM_CONF" HOME="$h" bash -c 'umask "$1"; cd "$2"; shift 2; exec "$@"' _ "$m" "$PWD" "$@"
+}
 start=$SECONDS
 # On failure: the queue, the daemons' last lines, then the reason last, where
 # a CI log's tail shows it.
@@ -195,16 +236,12 @@ if want 10; then
 	echo "case 10 ok: $(grep -o 'the sbatch argument.*manages' "$T/sub10.log" | head -1)"
 fi
 
-if want 11; then
+if want 11 && ! lab_user rbtest-b; then
+	echo "== 11. skipped: $lab_why"
+elif want 11; then
 	echo "== 11. two Unix users, one store"
 	t0=$SECONDS
-	grp=rbtest-share usr=rbtest-b
-	getent group "$grp" > /dev/null || { groupadd "$grp" && made_group=1; }
-	id "$usr" > /dev/null 2>&1 || { useradd -M -N -g "$grp" -s /bin/bash "$usr" && made_user=1; }
-	trap 'slurm_stop; [ -n "${made_user:-}" ] && userdel "$usr"; [ -n "${made_group:-}" ] && groupdel "$grp"; rm -rf "$T"' EXIT
-	# The other user reaches the cluster's config, munge's socket and $T.
-	chmod 711 "$SLURM_DIR" "$SLURM_DIR/munge" "$T"
-	chmod 644 "$SLURM_CONF"
+	usr=rbtest-b
 	U="$T/shared-store"
 	mkdir -p "$U" && chgrp "$grp" "$U" && chmod 2775 "$U"
 	uopts=(--profile smoke --set variants=rope --set steps=113 --store "$U" --site "$T/site11.json" --poll 1s --poll-max 3s)
@@ -213,6 +250,9 @@ if want 11; then
 	bin=$(cd "$(dirname "$BIN")" && pwd)/$(basename "$BIN")
 	(umask 002; "$BIN" slurm submit "${uopts[@]}" --log-dir "$T/logs11a" --sbatch-arg=--hold) > "$T/sub11a.log" 2>&1 || { cat "$T/sub11a.log"; fail "case 11: user A's submit"; }
 	mkdir -p "$T/logs11b" && chown "$usr" "$T/logs11b"
+	# B trusts root's checkout (docs/cluster.md): else git refuses it, and
+	# so does every plan B builds.
+	as "$usr" "$T/logs11b" 002 git config --global --add safe.directory "$PWD"
 	runuser -u "$usr" -- env PATH="$PATH" SLURM_CONF="$SLURM_CONF" HOME="$T/logs11b" bash -c 'umask 002; cd "$1"; shift; exec "$@"' _ "$PWD" \
 		"$bin" slurm submit "${uopts[@]}" --log-dir "$T/logs11b" --wait --out "$T/logs11b/out" > "$T/sub11b.log" 2>&1 & b=$!
 	for _ in $(seq 120); do grep -q "^slurm submit" "$T/sub11b.log" 2>/dev/null && break; sleep 0.25; done
@@ -260,7 +300,77 @@ JSON
 	ran=$(for i in 0 1 2; do grep -E "^[^ ]+ +[0-9a-f]{12}  ran" "$T/logs12/$tarr.$i.log" | awk '{print $1}'; done)
 	[ "$(echo "$ran" | grep -c '/train/random-qk$')" = 3 ] && [ "$(echo "$ran" | sort -u | wc -l)" = 3 ] || { echo "$ran"; fail "case 12: the train tasks did not each run one train stage of their own"; }
 	[ -s "$T/out12/STUDY-slurm-array.md" ] || { ls "$T/out12"; fail "case 12: no STUDY-slurm-array.md exported"; }
-	echo "case 12 ok: train array $tarr (3 tasks, --array=0-2%1, at most $maxrun running), evaluates after it by aftercorr, study exported; $(grep -o 'as 4 jobs.*' "$T/sub12.log" | head -1) ($((SECONDS - t0)) s)"
+	# Held, then cancelled before any task started: Slurm keeps a record
+	# per array without a task index (123_[0-2]); each of its stages is
+	# cancelled, none not-submitted.
+	hopts=(--sweep "$T/sweep12.json" --store "$T/array-held-store" --site "$T/site12.json" --log-dir "$T/logs12h")
+	"$BIN" slurm submit "${hopts[@]}" --sbatch-arg=--hold > "$T/held12.log" 2>&1 || { cat "$T/held12.log"; fail "case 12: the held submission"; }
+	"$BIN" slurm cancel "${hopts[@]}" > "$T/cancel12.log" 2>&1 || { cat "$T/cancel12.log"; fail "case 12: slurm cancel of the held arrays"; }
+	"$BIN" slurm status "${hopts[@]}" > "$T/status12h.log" 2>&1 || true
+	n=$(grep -cE "/train/random-qk +cancelled" "$T/status12h.log") || true
+	if [ "$n" != 3 ] || grep -q "not-submitted" "$T/status12h.log"; then
+		cat "$T/status12h.log"; squeue -h -r -t all -o '%i %j %T %r'; fail "case 12: after slurm cancel of the held arrays, $n of 3 train stages show cancelled"
+	fi
+	echo "case 12 ok: train array $tarr (3 tasks, --array=0-2%1, at most $maxrun running), evaluates after it by aftercorr, study exported; $(grep -o 'as 4 jobs.*' "$T/sub12.log" | head -1); held and cancelled, status shows $(grep -cE ' cancelled ' "$T/status12h.log") stages cancelled ($((SECONDS - t0)) s)"
+fi
+
+if want 14 && ! { lab_user rbtest-b && lab_user rbtest-c; }; then
+	echo "== 14. skipped: $lab_why"
+elif want 14; then
+	echo "== 14. a lab: root's checkout, a group store, users B and C under umask 022"
+	t0=$SECONDS
+	W="$T/lab-store"
+	mkdir -p "$W" && chgrp "$grp" "$W" && chmod 2775 "$W"
+	# The jobs keep umask 022 too (the site's umask; 0002 by default).
+	echo '{"default": {"cpus": 1, "mem": "1G", "time": "30:00"}, "umask": "0022"}' > "$T/site14.json"
+	chmod 644 "$T/site14.json"
+	lopts=(--profile smoke --set variants=rope --set steps=40 --store "$W")
+	bin=$(cd "$(dirname "$BIN")" && pwd)/$(basename "$BIN")
+	for u in b c none; do mkdir -p "$T/home14$u"; done
+	chown rbtest-b "$T/home14b"; chown rbtest-c "$T/home14c"; chmod 777 "$T/home14none"
+	# A user who has not trusted root's checkout: git refuses it, and the
+	# plan fails naming the fix (never a report labelled unknown).
+	if as rbtest-b "$T/home14none" 022 "$bin" plan "${lopts[@]}" > "$T/plan14none.log" 2>&1; then
+		cat "$T/plan14none.log"; fail "case 14: a plan from a checkout another user owns succeeded without safe.directory"
+	fi
+	grep -q "git config --global --add safe.directory $PWD" "$T/plan14none.log" || { cat "$T/plan14none.log"; fail "case 14: the refusal does not name the safe.directory fix"; }
+	for u in b c; do as "rbtest-$u" "$T/home14$u" 022 git config --global --add safe.directory "$PWD"; done
+	# A read-only command under umask 022 creates nothing in the store.
+	as rbtest-b "$T/home14b" 022 "$bin" plan "${lopts[@]}" > "$T/plan14b.log" 2>&1 || { cat "$T/plan14b.log"; fail "case 14: user B's plan"; }
+	[ -z "$(ls -A "$W")" ] || { ls -la "$W"; fail "case 14: a plan created $(ls -A "$W" | paste -sd' ') in the fresh group store"; }
+	as rbtest-b "$T/home14b" 022 "$bin" slurm submit "${lopts[@]}" --site "$T/site14.json" --log-dir "$T/home14b/logs" --poll 1s --poll-max 3s --wait --out "$T/home14b/out" > "$T/sub14b.log" 2>&1 || { cat "$T/sub14b.log"; fail "case 14: user B's submit --wait"; }
+	# C submits the same plan: every stage is cached for C too, the report
+	# among them (its key holds the commit label): nothing to submit.
+	as rbtest-c "$T/home14c" 022 "$bin" slurm submit "${lopts[@]}" --site "$T/site14.json" --log-dir "$T/home14c/logs" --poll 1s --poll-max 3s --wait --out "$T/home14c/out" > "$T/sub14c.log" 2>&1 || { cat "$T/sub14c.log"; fail "case 14: user C's submit --wait"; }
+	grep -q " 0 submitted as 0 jobs" "$T/sub14c.log" || { cat "$T/sub14c.log"; fail "case 14: user C's submit of B's finished plan submitted jobs (another report key?)"; }
+	n=$(cat "$T"/home14b/logs/*.log | grep -cE "^report +[0-9a-f]{12}  ran") || true
+	[ "$n" = 1 ] || fail "case 14: the report ran $n times, want once"
+	lb=$(grep -o '| commit | `[^`]*`' "$T/home14b/out/RESULTS.md" || true)
+	lc=$(grep -o '| commit | `[^`]*`' "$T/home14c/out/RESULTS.md" || true)
+	[ -n "$lb" ] && [ "$lb" = "$lc" ] && [[ $lb != *unknown* ]] || fail "case 14: RESULTS.md labels: B's '$lb', C's '$lc'"
+	# (the report's key comes further below its name than keyof looks)
+	reportkey() { grep -A12 '"name": "report"' | grep -o '"key": "[0-9a-f]*"' | head -1 | cut -d'"' -f4 || true; }
+	kr=$("$BIN" plan --json "${lopts[@]}" | reportkey)
+	kb=$(as rbtest-b "$T/home14b" 022 "$bin" plan --json "${lopts[@]}" | reportkey)
+	[ -n "$kr" ] && [ "$kr" = "$kb" ] || fail "case 14: the report's key is $kr for root (the checkout's owner) and $kb for B"
+	# C writes a stage of its own under umask 022, beside the directories
+	# B's commands made: no permission error.
+	as rbtest-c "$T/home14c" 022 "$bin" run train/alibi --profile smoke --set variants=alibi --set steps=40 --store "$W" > "$T/run14c.log" 2>&1 || { cat "$T/run14c.log"; fail "case 14: user C could not write the store B made under umask 022"; }
+	as rbtest-c "$T/home14c" 022 "$bin" store check --store "$W" > "$T/check14.log" 2>&1 || { cat "$T/check14.log"; fail "case 14: store check found directories the group cannot write"; }
+	# The control: a directory made by hand under umask 022 is named.
+	as rbtest-c "$T/home14c" 022 mkdir "$W/index/zz"
+	if as rbtest-c "$T/home14c" 022 "$bin" store check --store "$W" > "$T/check14bad.log" 2>&1; then
+		cat "$T/check14bad.log"; fail "case 14: store check passed a directory made under umask 022"
+	fi
+	grep -q "$W/index/zz .*not group-writable" "$T/check14bad.log" || { cat "$T/check14bad.log"; fail "case 14: store check does not name $W/index/zz"; }
+	rmdir "$W/index/zz"
+	# A train output removed after its job completed: missing, not done-unseen.
+	k=$(keyof train/rope "${lopts[@]}")
+	mv "$W/index/${k:0:2}/$k" "$T/train14.entry"
+	as rbtest-b "$T/home14b" 022 "$bin" slurm status "${lopts[@]}" --log-dir "$T/home14b/logs" > "$T/status14.log" 2>&1 || true
+	mv "$T/train14.entry" "$W/index/${k:0:2}/$k"
+	grep -qE "^  train/rope +missing" "$T/status14.log" && grep -q "submit again" "$T/status14.log" || { cat "$T/status14.log"; fail "case 14: status does not show the removed train/rope missing"; }
+	echo "case 14 ok: without safe.directory: $(grep -o 'git refuses the checkout [^ ]*' "$T/plan14none.log" | head -1); a plan left the store empty; B's run and C's cached submit share one report ($lb, key ${kr:0:12} for root and B); C wrote beside B under umask 022; store check passes; a removed output shows missing ($((SECONDS - t0)) s)"
 fi
 
 if want 1; then

@@ -158,15 +158,20 @@ func (j Job) ArrayTask() (array string, task int, ok bool) {
 	return a, n, true
 }
 
-// CoversTask says whether the record j of a job array stands for its task
-// i: a task split off ("123_4"), or a record of tasks
-// that never started ("123_[0-26%4]", "123_[3,5-7]"). Slurm shows a
-// pending array's tasks as one such record until they start (squeue -r
-// splits them), and keeps it after a scancel: the tasks then ended
-// CANCELLED without ever having a line of their own.
+// CoversTask says whether the record j, a line of a job array (a line of
+// the array's name), stands for its task i: a task split off ("123_4"), a
+// record of tasks that never started ("123_[0-26%4]", "123_[3,5-7]"), or
+// the record of a whole array none of whose tasks ever had a line of its
+// own ("123"). Slurm shows a pending array's tasks as such a record until
+// they start (squeue -r splits them), and keeps it after a scancel: Slurm
+// 22.05 shows a held array cancelled before it started as one line, the
+// array's bare job id, CANCELLED.
 func (j Job) CoversTask(i int) bool {
 	if _, t, ok := j.ArrayTask(); ok {
 		return t == i
+	}
+	if !strings.Contains(j.ID, "_") {
+		return true
 	}
 	_, spec, found := strings.Cut(j.ID, "_[")
 	if !found || !strings.HasSuffix(spec, "]") {

@@ -20,7 +20,7 @@ func TestJobCoversTask(t *testing.T) {
 		{"123_[0-26%4]", []int{0, 26}, []int{27}, "a throttled range"},
 		{"123_[1,3,5-7]", []int{1, 3, 5, 6, 7}, []int{0, 2, 4, 8}, "a list"},
 		{"123_[0-10:5]", []int{0, 5, 10}, []int{1, 4, 6}, "a step"},
-		{"123", nil, []int{0, 123}, "not an array"},
+		{"123", []int{0, 5, 123}, nil, "the whole array's record"},
 		{"123_[x-y]", nil, []int{0}, "garbage"},
 	}
 	for _, c := range cases {
@@ -54,7 +54,8 @@ func TestStatusCancelledArrays(t *testing.T) {
 	}
 	train, evals := res.Arrays[0], res.Arrays[1]
 	var out strings.Builder
-	out.WriteString(train.JobID + "_[0-2]|" + train.Name + "|CANCELLED|None|1G\n")
+	// As Slurm 22.05 shows a held array cancelled before it started.
+	out.WriteString(train.JobID + "|" + train.Name + "|CANCELLED|JobHeldUser|1G\n")
 	out.WriteString(evals.JobID + "_1|" + evals.Name + "|CANCELLED|None|1G\n") // one task had started
 	out.WriteString(evals.JobID + "_[0,2]|" + evals.Name + "|CANCELLED|None|1G\n")
 	f.write(t, "squeue.out", out.String())
