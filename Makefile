@@ -232,7 +232,10 @@ bench-paper-eval: setup
 # Issue 22's speed figures in one run (docs/benchmarks.md): OpenBLAS's and
 # the native sgemm's peaks and trainer shapes, training GFLOP/s per variant
 # at the protocol shape, attention at 4,096 and 65,536, PaTH evaluation;
-# benchfmt in $(BENCH_DIR)/<commit>.txt, compared with the parent commit's.
+# benchfmt in $(BENCH_DIR)/<commit>.txt, compared with the parent commit's;
+# ends with issue 51's three ratios and the kernel set that made them.
+# KERNELS="avx512 avx2 portable" measures each named set (<commit>-<set>.txt);
+# QUICK=1 keeps only the ratios' benchmarks (docs/benchmarks.md).
 # Installs libopenblas-dev (root) the first time. ~5-8 minutes on 2 cores.
 bench-speed: setup $(BIN)
 	BIN=$(BIN) GO=$(GO) bash scripts/bench-speed.sh

@@ -18,6 +18,7 @@ import (
 	"strings"
 
 	"routebench/model"
+	"routebench/model/native"
 	"routebench/modelspec"
 	"routebench/pipeline"
 )
@@ -110,7 +111,7 @@ func run(rc *pipeline.RunContext, cfg Config) error {
 		res[i] = Result{Variant: c.Variant, Trainer: c.TrainerName()}
 	}
 	var txt strings.Builder
-	fmt.Fprintf(&txt, "goos: %s\ngoarch: %s\ncpu: %s\npkg: routebench/model\n", runtime.GOOS, runtime.GOARCH, pipeline.CPUModel())
+	fmt.Fprintf(&txt, "goos: %s\ngoarch: %s\ncpu: %s\nkernel: %s\npkg: routebench/model\n", runtime.GOOS, runtime.GOARCH, pipeline.CPUModel(), native.KernelName())
 	for r := 0; r < cfg.Rounds; r++ {
 		for k := 0; k < n; k++ {
 			if err := rc.Context.Err(); err != nil {
@@ -156,8 +157,8 @@ func markdown(cfg Config, res []Result) string {
 	if cfg.Rounds > 1 {
 		interval = fmt.Sprintf("in brackets the range over rounds, a %.1f%% interval for the median ratio", 100*(1-2/float64(uint64(1)<<min(cfg.Rounds, 62))))
 	}
-	fmt.Fprintf(&b, "One optimizer step of each variant at the profile's shape (d_model %d, %d layers, %d heads, context %d, batch %d), timed in %d interleaved rounds of %d step(s), each round in a rotated order, GOMAXPROCS %d; from initial weights on a fixed random batch. Ratios are to `%s` in the same round; medians over rounds, %s. CPU time (user + system) is the steadier figure on a shared machine.\n\n",
-		c.DModel, c.Layers, c.Heads, c.Context, c.Batch, cfg.Rounds, cfg.Steps, runtime.GOMAXPROCS(0), cfg.Baseline, interval)
+	fmt.Fprintf(&b, "One optimizer step of each variant at the profile's shape (d_model %d, %d layers, %d heads, context %d, batch %d), timed in %d interleaved rounds of %d step(s), each round in a rotated order, GOMAXPROCS %d, native kernels `%s`; from initial weights on a fixed random batch. Ratios are to `%s` in the same round; medians over rounds, %s. CPU time (user + system) is the steadier figure on a shared machine.\n\n",
+		c.DModel, c.Layers, c.Heads, c.Context, c.Batch, cfg.Rounds, cfg.Steps, runtime.GOMAXPROCS(0), native.KernelName(), cfg.Baseline, interval)
 	fmt.Fprintf(&b, "| variant | trainer | s/step | CPU-s/step | CPU / %s | wall / %s |\n|---|---|---|---|---|---|\n", cfg.Baseline, cfg.Baseline)
 	for _, r := range res {
 		fmt.Fprintf(&b, "| %s | %s | %.4f | %.4f | %s | %s |\n", r.Variant, r.Trainer, median(r.Wall), median(r.CPU), ratio(r.CPURatio), ratio(r.WallRatio))
