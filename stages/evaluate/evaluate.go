@@ -250,10 +250,14 @@ func evaluate(rc *pipeline.RunContext, cfg Config, set *weights.Set, ds *shards.
 	var pre map[int]lengthScores // DesignPrefixes: every length's scores, from one pass
 	if cfg.Design == DesignPrefixes {
 		s.route = newRouteAcc(cfg, set.Arch) // routemixing.go
+		s.total += s.route.controlTokens()
 		if pre, res.Spans, err = s.scorePrefixes(ds, set.Arch.Householder); err != nil {
 			return nil, s.done, err
 		}
 		res.Mixing = s.route.result()
+		if err := s.repeatedControl(res.Mixing, ds.Info().Tokenizer); err != nil { // routecontrol.go
+			return nil, s.done, err
+		}
 	}
 	primary := Protocol{Name: ProtocolRandom}
 	var base []float64

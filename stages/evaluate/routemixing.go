@@ -80,6 +80,13 @@ type RouteMixing struct {
 	// Heads are the windows per (layer, head, pair) at the longest length
 	// (pair -1 for PaTH).
 	Heads []RouteWindow `json:"heads"`
+	// SharedTable says that every layer's steps are one token table (the
+	// random-* and learned-qk/qkv angle tables): the units of a layer
+	// after the first repeat the first's, one measurement, not several.
+	SharedTable bool `json:"shared_table,omitempty"`
+	// Repeated is the repeated-byte control's text (routecontrol.go);
+	// nil when it did not run (RoPE: no route).
+	Repeated *RepeatedText `json:"repeated,omitempty"`
 }
 
 // RouteMixingLength is the mixing window at one evaluation length.
@@ -130,6 +137,9 @@ type RouteWindow struct {
 	Predicted int `json:"predicted"`
 	// Rho is |mean exp(i a_t)| (SO(2), RoPE) or ||E[H]||_op (PaTH).
 	Rho float64 `json:"rho"`
+	// Repeated is n* on the repeated-byte control text, on the same grid
+	// (0 when not found within it; RouteMixing.Repeated).
+	Repeated int `json:"repeated_window"`
 }
 
 // routeAcc accumulates the route sums over windows, by length.
@@ -147,6 +157,7 @@ type routeAcc struct {
 	phi        [][]float64 // SO(2): [length][units * 2] sums of cos, sin of a_t; PaTH: [length][units * d * d] sums of beta w w^T
 	tokens     []int64     // [length] positions in phi
 	windows    int
+	shared     bool      // every traced layer's angles are layer 0's table (RouteMixing.SharedTable)
 	omega      []float64 // RoPE frequencies
 	maxWindows int
 }
@@ -251,6 +262,10 @@ func (r *routeAcc) add(w int, route []nativeeval.LayerRoute) error {
 		}
 	}
 	if r.kind == routeSO2 {
+		r.shared = len(route) > 1
+		for _, lr := range route[1:] {
+			r.shared = r.shared && &lr.Angles[0] == &route[0].Angles[0]
+		}
 		r.addSO2(route)
 	} else {
 		r.addPaTH(route)

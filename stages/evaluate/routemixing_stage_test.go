@@ -2,7 +2,9 @@ package evaluate
 
 import (
 	"context"
+	"math"
 	"reflect"
+	"slices"
 	"testing"
 
 	"routebench/model/nativeeval"
@@ -66,9 +68,64 @@ func TestRouteMixingInEvaluate(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			if want := ref.result(); !reflect.DeepEqual(mx, want) {
+			checkRepeatedControl(t, m, a, mx)
+			got := *mx
+			got.Repeated, got.Heads = nil, slices.Clone(mx.Heads)
+			for u := range got.Heads {
+				got.Heads[u].Repeated = 0
+			}
+			if want := ref.result(); !reflect.DeepEqual(&got, want) {
 				t.Errorf("the evaluator's mixing window differs from passes over its first %d spans:\n got %+v\nwant %+v", routeWindows, mx.Lengths[3], want.Lengths[3])
 			}
 		})
+	}
+}
+
+// checkRepeatedControl checks the repeated-byte control (routecontrol.go)
+// of an evaluated model: 2N + 1 tokens of byte 0x20; for a token table
+// (random-qk) every step is the table's row for 0x20, so each unit's c(n)
+// is cos(n a) of its own angle a, and its n* is that curve's, the
+// reference computed here from the angle the model gives the byte.
+func checkRepeatedControl(t *testing.T, m *nativeeval.Model, a modelspec.Arch, mx *RouteMixing) {
+	t.Helper()
+	grid := mx.Lengths[len(mx.Lengths)-1].Grid
+	N := grid[len(grid)-1]
+	if mx.Repeated == nil || mx.Repeated.Token != repeatedByte || mx.Repeated.Tokens != 2*N+1 {
+		t.Fatalf("repeated-byte control %+v, want token 0x20 x %d (2N + 1, N = %d)", mx.Repeated, 2*N+1, N)
+	}
+	if a.Rotation != modelspec.RotationAccumulated || a.Householder {
+		return
+	}
+	one, err := m.LogProbs(context.Background(), []int32{repeatedByte}, nil, nativeeval.Options{RouteTrace: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !mx.SharedTable {
+		return // a projected angle depends on the state, not on the byte alone
+	}
+	angles := one.Route[0].Angles // [1][H][P]: the byte's row of the table
+	found := 0
+	for u, hw := range mx.Heads {
+		if hw.Layer > 0 {
+			continue // the shared table: layer 0's units are every layer's
+		}
+		x := float64(angles[hw.Head*(len(angles)/a.Heads)+hw.Pair])
+		c := make([]float64, len(grid))
+		for g, n := range grid {
+			c[g] = math.Cos(float64(n) * x)
+		}
+		want, ok := windowOf(c, grid)
+		if !ok {
+			want = 0
+		}
+		if hw.Repeated != want {
+			t.Errorf("unit %d (layer %d head %d pair %d, angle %.4f): n* on the repeated text %d, want %d (cos(n a)'s)", u, hw.Layer, hw.Head, hw.Pair, x, hw.Repeated, want)
+		}
+		if hw.Repeated != hw.Window {
+			found++
+		}
+	}
+	if found == 0 {
+		t.Errorf("every unit's n* on the repeated text equals the held-out text's: the control did not read its own text")
 	}
 }

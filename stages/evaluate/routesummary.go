@@ -17,7 +17,7 @@ func (r *routeAcc) result() *RouteMixing {
 	if r == nil || r.kind != routeRoPE && r.windows == 0 {
 		return nil
 	}
-	out := &RouteMixing{Kind: r.kind, Threshold: mixingThreshold, Windows: r.windows, Design: r.design()}
+	out := &RouteMixing{Kind: r.kind, Threshold: mixingThreshold, Windows: r.windows, Design: r.design(), SharedTable: r.shared}
 	U := r.units
 	for k, L := range r.lengths {
 		grid, routes, curves := r.curves(k)
