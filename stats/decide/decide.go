@@ -1,6 +1,7 @@
 // Package decide turns the intervals of package stats into decisions: the
 // p-value of an interval's edge test, Holm's adjustment over a family of
-// claims, and the power of a design by simulation. It is report-only
+// claims, the power of a design by simulation, and the exact binomial test
+// of a majority with its Clopper-Pearson interval. It is report-only
 // arithmetic: no stage salts it except the report, so changing it never
 // re-keys an evaluation (stats itself is salted into evaluate).
 package decide
