@@ -41,6 +41,9 @@ type v3Part struct {
 	// gate, when set, is a control's text (gatePart): the part is a
 	// condition on the control, p 0 when it fails as it must, 1 if not.
 	gate string
+	// exact, when set, is an exact test's text (binomialPart): p is that
+	// test's, est its Clopper-Pearson interval, and y is empty.
+	exact string
 }
 
 func newPart(what string, y [][]float64, edge float64, side decide.Side, ratio bool) v3Part {
@@ -53,6 +56,9 @@ func newPart(what string, y [][]float64, edge float64, side decide.Side, ratio b
 func (p v3Part) String() string {
 	if p.gate != "" {
 		return p.gate
+	}
+	if p.exact != "" {
+		return p.exact
 	}
 	if p.noSpread() {
 		return fmt.Sprintf("%s: not testable (no spread: every value %.4g, %s)", p.what, p.est.Mean, p.est.Covers)
@@ -70,7 +76,9 @@ func (p v3Part) String() string {
 
 // noSpread reports whether the part's values are all the same: an
 // interval of width 0 that tests nothing (decide.EdgeP is NaN).
-func (p v3Part) noSpread() bool { return p.gate == "" && p.est.SE == 0 && !math.IsNaN(p.est.Mean) }
+func (p v3Part) noSpread() bool {
+	return p.gate == "" && p.exact == "" && p.est.SE == 0 && !math.IsNaN(p.est.Mean)
+}
 
 func pString(p float64) string {
 	switch {
@@ -377,6 +385,8 @@ func judgeFamily(specs []v3Spec, seeds []uint64, reg Registration) ([]Claim, []V
 		case math.IsNaN(ps[k]) && parts[worst].noSpread():
 			c.Verdict = "NOT TESTED"
 			c.Evidence += " (not testable: no spread)"
+		case math.IsNaN(ps[k]) && parts[worst].exact != "":
+			c.Verdict = "NOT TESTED" // the exact part says why
 		case math.IsNaN(ps[k]):
 			c.Verdict = "NOT TESTED"
 			c.Evidence += " (one window or one seed: no interval)"

@@ -215,28 +215,34 @@ func (j v3Judge) windowParts() ([]v3Part, error) {
 	return ps, nil
 }
 
-// renderV4M writes the mechanism claims' table.
-func renderV4M(b *strings.Builder, claims []Claim, dec []V3, seeds []uint64) {
+// renderV4M writes a mechanism family's table: v4m's, or v4m2's that
+// replaces M1-M3 (suffix says which; heading, its title).
+func renderV4M(b *strings.Builder, claims []Claim, dec []V3, seeds []uint64, suffix, heading string) {
 	if len(claims) == 0 {
 		return
 	}
-	b.WriteString("### Mechanism claims v4m (pre-registered in docs/statistics.md before this run)\n\n")
-	if reg := registrationOf(V4MSuffix); !reg.ConfirmatoryOn(seeds) {
-		fmt.Fprintf(b, "**Exploratory.** Seeds %v are not all among the seeds registered for v4m (%s): these verdicts confirm nothing.\n\n", seeds, seedList(reg.Confirmatory))
+	fam := strings.TrimPrefix(suffix, "-")
+	fmt.Fprintf(b, "### %s\n\n", heading)
+	if reg := registrationOf(suffix); !reg.ConfirmatoryOn(seeds) {
+		fmt.Fprintf(b, "**Exploratory.** Seeds %v are not all among the seeds registered for %s (%s): these verdicts confirm nothing.\n\n", seeds, fam, seedList(reg.Confirmatory))
 	}
 	b.WriteString("Their own Holm family (5% family-wise over the three). Intervals as the v3 claims'; a control must fail the claim's criterion, or the claim fails. A claim of several parts shows its decisive (largest-p) part.\n\n")
-	b.WriteString("| claim | v4m | v4m, Holm | decisive effect [" + confidenceText + "] vs edge | covers | p / Holm p |\n|---|---|---|---|---|---|\n")
+	fmt.Fprintf(b, "| claim | %s | %s, Holm | decisive effect [%s] vs edge | covers | p / Holm p |\n|---|---|---|---|---|---|\n", fam, fam, confidenceText)
 	for k, c := range claims {
 		d := dec[k]
 		effect := "-"
 		if c.Effect != nil {
 			effect = fmt.Sprintf("%s vs %.2f", c.Effect.String(), c.Threshold)
 		}
-		fmt.Fprintf(b, "| %s (`%s`) | **%s** | **%s** | %s | %s | %s / %s |\n", c.Claim, strings.TrimSuffix(c.ID, V4MSuffix), c.Verdict, orDash(d.Holm), effect, orDash(d.Covers), pString(d.P), pString(d.PHolm))
+		fmt.Fprintf(b, "| %s (`%s`) | **%s** | **%s** | %s | %s | %s / %s |\n", c.Claim, strings.TrimSuffix(c.ID, suffix), c.Verdict, orDash(d.Holm), effect, orDash(d.Covers), pString(d.P), pString(d.PHolm))
 	}
 	b.WriteString("\n| claim | criterion | numbers |\n|---|---|---|\n")
-	for _, c := range claims {
-		fmt.Fprintf(b, "| %s | %s | %s |\n", c.Claim, c.Criterion, c.Evidence)
+	for k, c := range claims {
+		ev := c.Evidence
+		if dec[k].Beside != "" {
+			ev += "; beside it, " + dec[k].Beside
+		}
+		fmt.Fprintf(b, "| %s | %s | %s |\n", c.Claim, c.Criterion, ev)
 	}
 	b.WriteString("\n")
 }
@@ -273,7 +279,8 @@ func renderMechanism(b *strings.Builder, vs []*variantData, g seedGroups, seeds 
 		"each layer's and head's exact attention row, recomputed in float64 from the pass's rotated queries and keys, transported values, bias, PaTH steps and gate, and checked against the streaming output (largest relative difference in the table). "+
 		"Far = sources more than T = %d back. A cell is the mean over layers, heads and probe queries, then over seeds x windows, with its %s interval over seeds x windows (several seeds) or windows (one seed).\n\n",
 		m.Queries, T, confidenceText)
-	renderV4M(b, g.v4m, g.v4mdec, seeds)
+	renderV4M(b, g.v4m, g.v4mdec, seeds, V4MSuffix, "Mechanism claims v4m (pre-registered in docs/statistics.md before their run; M1-M3 replaced by v4m2 below, these rows stay as run)")
+	renderV4M(b, g.v4m2, g.v4m2dec, seeds, V4M2Suffix, "Mechanism claims v4m2 (pre-registered in docs/statistics.md on 2026-12-07, before their code and run: M1' against half of NoPE's growth, M2' mass-weighted, M3' the gap's window with a repeated-byte control)")
 	var lengths []int
 	for _, ml := range m.Lengths {
 		if ml.L > T {

@@ -78,7 +78,7 @@ func TestClaimsV4M(t *testing.T) {
 	}
 	// Rendering names the claims and the bound rows.
 	var b strings.Builder
-	renderV4M(&b, claims, dec, seeds)
+	renderV4M(&b, claims, dec, seeds, V4MSuffix, "v4m")
 	if !strings.Contains(b.String(), "far-mass-grows") {
 		t.Errorf("render: %s", b.String())
 	}

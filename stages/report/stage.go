@@ -286,6 +286,8 @@ type seedGroups struct {
 	v3dec    []V3
 	v4m      []Claim // ClaimsV4M, the mechanism claims
 	v4mdec   []V3
+	v4m2     []Claim // ClaimsV4M2, the mechanism claims that replace v4m's
+	v4m2dec  []V3
 	// corpusClaims are the claims judged on each evaluation corpus's
 	// results (ClaimsOverSeeds), in Config.EvalCorpora's order.
 	corpusClaims []corpusClaims
@@ -339,6 +341,7 @@ func groupSeeds(cfg Config, vs []*variantData) (seedGroups, error) {
 	}
 	g.v3, g.v3dec = ClaimsV3(g.perSeed, cfg.trainingSeeds())
 	g.v4m, g.v4mdec = ClaimsV4M(g.perSeed, cfg.trainingSeeds())
+	g.v4m2, g.v4m2dec = ClaimsV4M2(g.perSeed, cfg.trainingSeeds())
 	for _, c := range cfg.EvalCorpora {
 		per := make([]map[string]*evaluate.Result, n)
 		for i := range per {
