@@ -11,7 +11,7 @@ PROFILE ?= cpu
 BENCH_DIR := .routebench/bench
 GO_SOURCES := $(shell find . -name '*.go' -not -path './.cache/*' -not -path './.routebench/*') go.mod go.sum pipeline/moddeps.json
 
-.PHONY: all lint setup modules moddeps corpus build gpu-binary gpu-bundle gpu-check-dryrun key-parity test-xla portable bench-paper-eval reproduce smoke gate baseline sweep-smoke study-gap study-scale study-scale-512 study-mixing test test-short test-slurm slurm-packages torch-packages test-torch test-tidy bench bench-compare bench-speed step-profile flop-count clean clean-store
+.PHONY: all lint setup modules moddeps corpus build gpu-binary gpu-bundle gpu-check-dryrun key-parity test-xla portable bench-paper-eval reproduce smoke gate baseline sweep-smoke study-gap study-scale study-scale-512 study-mixing test test-short test-slurm slurm-packages torch-packages test-torch tidy-npm test-tidy bench bench-compare bench-speed step-profile flop-count clean clean-store
 
 all: build
 
@@ -163,14 +163,27 @@ test-torch: setup torch-packages $(BIN)
 	./$(BIN) export train/path-fox --profile smoke --store $(TORCH_DIR)/store --out $(TORCH_DIR)/export-long --windows 1 --window-len 4096
 	/usr/bin/python3 interop/torch/test_model.py $(TORCH_DIR)/export/train $(TORCH_DIR)/export-long/train/path-fox
 
-# test-tidy: the long-format tables (tidy.csv, train_curves.csv and their
-# Parquet twins; docs/interop.md) of the smoke report and of the smoke
-# sweep's study, read with pandas, their aggregates recomputed from their
-# per-window rows (interop/tables/test_tidy.py). Reuses the smoke run and
-# sweep (cached after make gate and make sweep-smoke); ~2 s beyond them.
-test-tidy: smoke sweep-smoke torch-packages
-	/usr/bin/python3 interop/tables/test_tidy.py .routebench/smoke/results
-	/usr/bin/python3 interop/tables/test_tidy.py .routebench/sweep-smoke/results/study-smoke
+# test-tidy: the tidy tables (tidy.parquet, train_curves.parquet;
+# docs/interop.md) of the smoke report and of the smoke sweep's study, read
+# by two readers that are not ours: hyparquet (npm; installed into
+# $(TIDY_NPM) the first time) checks each Parquet file's schema against
+# docs/interop.md and every row against the CSV `routebench tables` writes
+# (interop/tables/check_parquet.mjs), and pandas recomputes the aggregates
+# from the rows they summarise (interop/tables/test_tidy.py). Reuses the
+# smoke run and sweep (cached after make gate and make sweep-smoke); ~5 s
+# beyond them.
+TIDY_NPM := .routebench/npm
+TIDY_CSV := .routebench/tidy-csv
+tidy-npm:
+	@if [ ! -f $(TIDY_NPM)/node_modules/hyparquet/package.json ] || [ ! -f $(TIDY_NPM)/node_modules/hyparquet-compressors/package.json ]; then \
+		mkdir -p $(TIDY_NPM) && npm install --no-audit --no-fund --prefix $(TIDY_NPM) hyparquet@1.31.5 hyparquet-compressors@1.1.2; fi
+
+test-tidy: smoke sweep-smoke torch-packages tidy-npm
+	@for d in .routebench/smoke/results .routebench/sweep-smoke/results/study-smoke; do \
+		c=$(TIDY_CSV)/$${d#.routebench/}; rm -rf $$c && ./$(BIN) tables --out $$c $$d && \
+		node interop/tables/check_parquet.mjs $(TIDY_NPM) $$d $$c docs/interop.md && \
+		/usr/bin/python3 interop/tables/test_tidy.py $$c || exit 1; \
+	done
 
 # The CI regression gate: the smoke results against ci/baseline-smoke.json.
 gate: smoke

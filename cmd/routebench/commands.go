@@ -185,7 +185,11 @@ func exportResults(arts map[string]*artifacts.Artifact, dir string) error {
 	if !ok {
 		return fmt.Errorf("no cached %s artifact for this profile: run `routebench reproduce` first", planner.ReportStage)
 	}
-	if _, err := exportArtifact(rep, dir); err != nil {
+	wrote, err := exportArtifact(rep, dir)
+	if err != nil {
+		return err
+	}
+	if err := removeStaleTables(wrote); err != nil {
 		return err
 	}
 	fmt.Fprintf(os.Stderr, "results: %s\n", filepath.Join(dir, planner.ResultsFile))

@@ -43,6 +43,9 @@ commands:
   export STAGE...      write cached train stages as directories PyTorch loads strictly
                        (model.safetensors, config.json, reference.safetensors) into
                        <out>/<stage>, whole or not at all (export --help; docs/interop.md)
+  tables [DIR]         write the tidy tables under DIR (default results/: tidy.parquet,
+                       train_curves.parquet, each study's) as CSV beside them (--out D: under D
+                       instead; docs/interop.md)
   slurm submit|status  run the plan on a Slurm cluster, a job per stage, job arrays for stages
                        of one kind (docs/cluster.md;
                        --wait exports RESULTS.md as reproduce does)
@@ -162,6 +165,8 @@ func run(ctx context.Context, args []string) error {
 		return cmdSlurm(ctx, rest)
 	case "store":
 		return cmdStore(rest)
+	case "tables":
+		return cmdTables(rest)
 	case "help", "-h", "--help":
 		fmt.Print(usage)
 		return nil

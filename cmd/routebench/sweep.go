@@ -49,6 +49,9 @@ func exportStudy(art *artifacts.Artifact, outDir string) error {
 	if err != nil {
 		return err
 	}
+	if err := removeStaleTables(wrote); err != nil {
+		return err
+	}
 	for _, dst := range wrote {
 		if filepath.Ext(dst) == ".md" {
 			fmt.Fprintf(os.Stderr, "study: %s\n", dst)

@@ -151,15 +151,3 @@ func contextGainPlot(vs []*variantData, path string) error {
 	})
 	return IntervalPlot(path, "Same-token context gain (short-context loss - long-context loss)", "evaluation length L (tokens, log scale)", "gain (nats/token)", log2Ticks{}, series)
 }
-
-// appendContextGain adds a length's context gain to the tidy rows: the
-// mean gain and share over windows with their t intervals, then each
-// window's.
-func appendContextGain(out []tidyRow, r tidyRow, l evaluate.LengthResult) []tidyRow {
-	g := l.ContextGain
-	if g == nil {
-		return out
-	}
-	out = appendWindowed(out, r, "context_gain", g.Gain)
-	return appendWindowed(out, r, "context_gain_share", g.Share)
-}

@@ -4,7 +4,6 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -141,14 +140,14 @@ func TestPositionCurvesIntervals(t *testing.T) {
 	rs := tidyRows(TidySet{Runs: []TidyRun{{Variant: "rope", Seed: 1, Eval: vs[2].eval}}})
 	pc := vs[2].eval.PositionCurve
 	bin := pc.Bins[len(pc.Bins)-1]
-	metric := "position_loss@" + strconv.Itoa(bin.Start) + "-" + strconv.Itoa(bin.End)
 	var agg, win2 *tidyRow
 	var gains int
 	for i, r := range rs {
+		inBin := r.Metric == "position_loss" && r.PosStart == bin.Start && r.PosEnd == bin.End
 		switch {
-		case r.Metric == metric && r.Window == -1:
+		case inBin && r.Level == LevelSeed:
 			agg = &rs[i]
-		case r.Metric == metric && r.Window == 2:
+		case inBin && r.Level == LevelWindow && r.Window == 2:
 			win2 = &rs[i]
 		case r.Metric == "context_gain" || r.Metric == "context_gain_share":
 			gains++
@@ -161,7 +160,7 @@ func TestPositionCurvesIntervals(t *testing.T) {
 	if win2 == nil || win2.Value != col[2] {
 		t.Errorf("the last bin's window-2 row %+v, want %g", win2, col[2])
 	}
-	if gains != 2*2*4 { // two lengths x (gain, share) x (mean + 3 windows)
-		t.Errorf("%d context-gain rows, want 16", gains)
+	if gains != 2*2*5 { // two lengths x (gain, share) x (mean + 3 windows + the one seed's all row)
+		t.Errorf("%d context-gain rows, want 20", gains)
 	}
 }

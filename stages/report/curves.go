@@ -1,38 +1,29 @@
 package report
 
-import "github.com/apache/arrow-go/v18/arrow"
-
 // The training curves as data, beside the tidy results: every run's
 // train.json curves in long format (docs/interop.md).
-const (
-	CurvesCSVFile     = "results/" + curvesBase + ".csv"
-	CurvesParquetFile = "results/" + curvesBase + ".parquet"
-)
-
-var curveColumns = []string{"variant", "seed", "T", "step", "metric", "value", "commit"}
+const CurvesParquetFile = "results/" + curvesBase + ".parquet"
 
 // curvesTable lists each run's train_loss and grad_norm at every step (the
 // step's training batch; the norm before clipping) and its heldout_loss
 // at every evaluation, steps counted from 1 (the state after that many
 // updates, as train.json counts them); a point column leads for a sweep.
 func curvesTable(set TidySet) *table {
-	str, u64, i64, f64 := arrow.BinaryTypes.String, arrow.PrimitiveTypes.Uint64, arrow.PrimitiveTypes.Int64, arrow.PrimitiveTypes.Float64
-	types := []arrow.DataType{str, u64, i64, i64, str, f64, str}
 	t := &table{about: "training curves: one value per run, step and metric (docs/interop.md)"}
-	for k, name := range curveColumns {
-		t.cols = append(t.cols, column{name: name, typ: types[k]})
+	for _, c := range []column{{name: "variant", typ: tString}, {name: "seed", typ: tUint64}, {name: "T", typ: tInt64},
+		{name: "step", typ: tInt64}, {name: "metric", typ: tString}, {name: "value", typ: tFloat64}} {
+		t.cols = append(t.cols, c)
 	}
 	c := t.cols
-	point := column{name: "point", typ: str}
+	point := pointColumn()
 	add := func(v TidyRun, step int, metric string, value float64) {
-		point.s = append(point.s, v.Point)
-		c[0].s = append(c[0].s, v.Variant)
-		c[1].u = append(c[1].u, v.Seed)
-		c[2].i = append(c[2].i, int64(v.Train.Config.Context))
-		c[3].i = append(c[3].i, int64(step))
-		c[4].s = append(c[4].s, metric)
-		c[5].f = append(c[5].f, value)
-		c[6].s = append(c[6].s, set.Commit)
+		point.str(v.Point, true)
+		c[0].str(v.Variant, true)
+		c[1].u64(v.Seed, true)
+		c[2].i64(int64(v.Train.Config.Context), true)
+		c[3].i64(int64(step), true)
+		c[4].str(metric, true)
+		c[5].f64(value, true)
 	}
 	for _, v := range set.Runs {
 		if v.Train == nil {

@@ -85,24 +85,30 @@ func TestClaimsV4M(t *testing.T) {
 }
 
 // TestTidyMechanism: the mechanism figures reach the tidy rows, per
-// window and as the mean with its interval.
+// window and as the mean with its interval, the copy probe's gap in the
+// gap column (its L none).
 func TestTidyMechanism(t *testing.T) {
 	r := mechRun(rand.New(rand.NewPCG(1, 1)), "random-qk", func(int) float64 { return 0.5 }, func(int) float64 { return 0.4 })
 	r.Copy = &evaluate.CopyProbe{Gaps: []evaluate.CopyGap{{D: 64, Gain: []float64{0.1, 0.3}, ControlGain: []float64{0.05, 0.15}}, {D: 128, Gain: []float64{0.4}}}}
+	base := tidyRow{Level: LevelSeed, Variant: "random-qk", L: none, Distance: none, PosStart: none, PosEnd: none, Gap: none, Window: none, Seeds: none}
 	r.Format = evaluate.CopyControlFormat - 1 // format 5's in-gap control: no controlled rows
-	if old := appendMechanism(nil, tidyRow{Variant: "random-qk", Window: -1}, r); slices.ContainsFunc(old, func(x tidyRow) bool { return x.Metric == "copy_gain_controlled" }) {
+	if old := appendMechanismRows(nil, base, r); slices.ContainsFunc(old, func(x tidyRow) bool { return x.Metric == "copy_gain_controlled" }) {
 		t.Errorf("format 5's confounded control reaches the tidy rows")
 	}
 	r.Format = evaluate.FormatVersion
-	rows := appendMechanism(nil, tidyRow{Variant: "random-qk", Window: -1}, r)
+	rows := appendMechanismRows(nil, base, r)
 	count := map[string]int{}
 	for _, x := range rows {
 		count[x.Metric]++
-		if x.Metric == "copy_gain" && x.Window == -1 && x.L == 64 && math.Abs(x.Value-0.2) > 1e-12 {
+		if x.Metric == "copy_gain" && x.Level == LevelSeed && x.Gap == 64 && math.Abs(x.Value-0.2) > 1e-12 {
 			t.Errorf("copy gain row %+v, want the mean 0.2 at gap 64", x)
 		}
-		if x.Metric == "copy_gain_controlled" && (x.L != 64 || x.Window == -1 && math.Abs(x.Value-0.1) > 1e-12 || x.Window == 1 && x.Value != 0.15) {
-			t.Errorf("controlled copy gain row %+v, want the mean 0.1 and probe 1 at 0.15 at gap 64", x)
+		if x.Metric == "copy_gain_controlled" && (x.Gap != 64 || x.L != none || x.Level == LevelSeed && math.Abs(x.Value-0.1) > 1e-12 ||
+			x.Level == LevelWindow && x.Window == 1 && x.Value != 0.15) {
+			t.Errorf("controlled copy gain row %+v, want the mean 0.1 and probe 1 at 0.15 at gap 64, no L", x)
+		}
+		if x.Metric == "far_mass_probe" && x.Distance != r.Mechanism.Far {
+			t.Errorf("far mass row %+v, want the probe's far threshold %d as its distance", x, r.Mechanism.Far)
 		}
 	}
 	// 4 lengths past T with 8 windows: 4 x (1 mean + 8 windows); none at T.

@@ -71,7 +71,10 @@ func render(rc *pipeline.RunContext, cfg Config, vs []*variantData, g seedGroups
 	if bench != "" {
 		p("## Attention kernel throughput (stage `kernelspeed`)\n\n%s\n", bench)
 	}
-	p("## Machine-readable results\n\n[`%s`](%s) and [`%s`](%s) (Arrow IPC) hold one row per variant, training seed and length, with both ratios (prefix_ratio: the paired prefix ratio). [`%s`](%s) and [`%s`](%s) hold every measured value in long format (one row per variant, seed, corpus, protocol, length, window and metric, with its interval and what the interval covers; columns in docs/interop.md); [`%s`](%s) every run's training curves.\n", CSVFile, CSVFile, ArrowFile, ArrowFile, TidyCSVFile, TidyCSVFile, TidyParquetFile, TidyParquetFile, CurvesCSVFile, CurvesCSVFile)
+	p("## Machine-readable results\n\n[`%s`](%s) and [`%s`](%s) (Arrow IPC) hold one row per variant, training seed and length, with both ratios (prefix_ratio: the paired prefix ratio). "+
+		"[`%s`](%s) holds every measured value in long format, one observation a row: a window's, a trained model's (seed) or a variant's over its seeds (all), with its metric's parameters as columns and its interval and what the interval covers (columns in docs/interop.md); "+
+		"[`%s`](%s) every run's training curves; [`%s`](%s) the source revision they describe. `routebench tables` writes them as CSV.\n",
+		CSVFile, CSVFile, ArrowFile, ArrowFile, TidyParquetFile, TidyParquetFile, CurvesParquetFile, CurvesParquetFile, TablesCommit, TablesCommit)
 	renderStageTable(&b, runs)
 	return b.String(), nil
 }

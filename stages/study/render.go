@@ -47,8 +47,9 @@ func render(cfg Config, pts []pointSummary, plots []studyPlot) string {
 		p("Intervals: one training seed, so each interval is the %.0f%% window bootstrap interval of that one model; training noise is not covered (set `seeds`).\n\n", 100*stats.Confidence)
 	}
 	d := plotDir(cfg.Name)
-	p("Every value behind this study, one per row with its point, in long format: [`%s/tidy.csv`](%s/tidy.csv) (and `.parquet`), "+
-		"the training curves in [`%s/train_curves.csv`](%s/train_curves.csv) (columns in docs/interop.md).\n\n", d, d, d, d)
+	p("Every value behind this study, one observation per row with its point and level (a window's, a trained model's, a variant's over its seeds), in long format: [`%s/tidy.parquet`](%s/tidy.parquet), "+
+		"the training curves in [`%s/train_curves.parquet`](%s/train_curves.parquet), the source revision in [`%s/tables-commit.txt`](%s/tables-commit.txt) "+
+		"(columns in docs/interop.md; `routebench tables` writes them as CSV).\n\n", d, d, d, d, d, d)
 	for a, ax := range cfg.Axes {
 		p("## Ratio against `%s`\n\n", ax.Key)
 		for _, pl := range plots {

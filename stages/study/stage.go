@@ -38,7 +38,7 @@ type Config struct {
 	Points  []Point         `json:"points"` // the cartesian product, first axis slowest
 	Seeds   []uint64        `json:"seeds"`  // the training seeds every point has
 	// Commit is the source revision (git describe), the tidy tables'
-	// commit column, as report.Config's.
+	// commit line (report.WriteTidyTables), as report.Config's.
 	Commit string `json:"commit,omitempty"`
 }
 
@@ -162,7 +162,7 @@ func run(rc *pipeline.RunContext, cfg Config) error {
 }
 
 // tidySet is every run of every point for the tidy tables, each labelled
-// with its point (results/study-<name>/tidy.csv, train_curves.csv).
+// with its point (results/study-<name>/tidy.parquet, train_curves.parquet).
 func tidySet(cfg Config, data [][]runData) report.TidySet {
 	set := report.TidySet{Commit: cfg.Commit, Sweep: true}
 	for i, p := range cfg.Points {
