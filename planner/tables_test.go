@@ -70,6 +70,17 @@ func TestReportRerunKeepsResults(t *testing.T) {
 	if got := string(b[report.TablesCommit]); got != "v2-test-dirty\n" {
 		t.Errorf("%s = %q, want the commit line", report.TablesCommit, got)
 	}
+	// results/ as committed stays small (issue 53: <= 5 MB for the cpu
+	// profile's; this reduced smoke run's is 0.75 MB, its plots most of it).
+	total := 0
+	for _, data := range a {
+		total += len(data)
+	}
+	if total > 5<<20 {
+		t.Errorf("results/ holds %d bytes, over 5 MiB", total)
+	}
+	t.Logf("results/: %d files, %d bytes (%s: %d, %s: %d)", len(a), total, report.TidyParquetFile, len(a[report.TidyParquetFile]),
+		report.CurvesParquetFile, len(a[report.CurvesParquetFile]))
 }
 
 // changed lists the files, sorted, in one map only or with other bytes.
