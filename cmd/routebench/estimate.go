@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"runtime"
 	"sort"
 	"strings"
@@ -11,6 +12,7 @@ import (
 	"routebench/artifacts"
 	"routebench/pipeline"
 	"routebench/planner/cost"
+	"routebench/planner/hostcal"
 )
 
 // planEstimate is the cost model's figures in `plan --json`.
@@ -21,14 +23,31 @@ type planEstimate struct {
 	// Assumption is what the figures take for granted about the machine.
 	Assumption  string         `json:"assumption"`
 	Calibration map[string]int `json:"calibration"` // source -> stages it priced
+	// Host is the host probe that moved the built-in constants to this
+	// host (planner/hostcal); null where none did (--builtin-cost, the
+	// probe off or failed).
+	Host *planHost `json:"host"`
+	// Budget is the cpu profile's cold total normalised to the budget's
+	// reference host (planner/cost.Normalised); null for other profiles
+	// and without a host probe.
+	Budget *planBudget `json:"budget,omitempty"`
 }
 
-// estimatePlan prices every stage of plan on this machine. The cached
-// stages' recorded wall times calibrate it (planner/cost.Fit) unless
-// builtin is set, which prices with the dev machine's constants alone.
-func estimatePlan(plan *pipeline.Plan, done map[string]*artifacts.Artifact, builtin bool) ([]cost.Estimate, planEstimate) {
+// estimatePlan prices every stage of plan on this machine: the built-in
+// constants moved to this host by hc's probe (planner/cost.Host; the
+// constants alone when hc is nil), and the cached stages' recorded wall
+// times over them (planner/cost.FitOver) unless builtin is set, which
+// prices with the dev machine's constants alone.
+func estimatePlan(plan *pipeline.Plan, done map[string]*artifacts.Artifact, builtin bool, hc *hostcal.Result) ([]cost.Estimate, planEstimate) {
 	cores := runtime.GOMAXPROCS(0)
 	cal := cost.Builtin(cores)
+	var host *planHost
+	if !builtin && hc != nil {
+		if c, err := cost.Host(hc.Speeds, cores, hostSource); err == nil { // Load and Probe checked the figures
+			cal = c
+			host = &planHost{Host: hc.Host, Speeds: hc.Speeds, Reference: cost.Reference, Measured: hc.Measured, Cached: hc.Cached, Path: hc.Path}
+		}
+	}
 	if !builtin {
 		var recs []cost.Record
 		for _, s := range plan.Stages {
@@ -36,11 +55,14 @@ func estimatePlan(plan *pipeline.Plan, done map[string]*artifacts.Artifact, buil
 				recs = append(recs, cost.Record{Stage: s, Run: ri})
 			}
 		}
-		cal = cost.Fit(recs, cores)
+		cal = cost.FitOver(cal, recs)
 	}
 	est, total := cal.Plan(plan)
-	pe := planEstimate{TotalSec: total, Cores: cores, Calibration: map[string]int{},
+	pe := planEstimate{TotalSec: total, Cores: cores, Calibration: map[string]int{}, Host: host,
 		Assumption: fmt.Sprintf("stages run one after another, each on all %d cores (GOMAXPROCS=%d)", cores, cores)}
+	if host != nil {
+		pe.Budget = budgetOf(plan.Profile, total, hc)
+	}
 	for _, e := range est {
 		if done[e.Stage] == nil {
 			pe.ToRunSec += e.Seconds
@@ -76,7 +98,7 @@ func estimateLine(pe planEstimate) string {
 // It is advice: a Status error is left for Run to report with its context.
 func writeRunEstimate(w io.Writer, label string, r *pipeline.Runner, plan *pipeline.Plan) {
 	if _, done, err := r.Status(plan); err == nil {
-		_, pe := estimatePlan(plan, done, false)
+		_, pe := estimatePlan(plan, done, false, hostCalibration(os.Stderr, calibrationFlags{}))
 		fmt.Fprintf(w, "%s%s: %s\n", label, plan.Profile, estimateLine(pe))
 	}
 }

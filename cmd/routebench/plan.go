@@ -8,6 +8,8 @@ import (
 	"os"
 	"regexp"
 	"strings"
+
+	"routebench/planner/hostcal"
 )
 
 // planStage is one stage of `routebench plan --json`: enough for a
@@ -50,9 +52,12 @@ func cmdPlan(args []string) error { return writePlan(os.Stdout, args) }
 
 func writePlan(w io.Writer, args []string) error {
 	var asJSON, builtinCost bool
+	var cf calibrationFlags
 	c, err := parseCommonWith("plan", args, func(fs *flag.FlagSet) {
 		fs.BoolVar(&asJSON, "json", false, "print JSON")
-		fs.BoolVar(&builtinCost, "builtin-cost", false, "estimate with the built-in constants, not the store's recorded times")
+		fs.BoolVar(&builtinCost, "builtin-cost", false, "estimate with the built-in constants, not this host's probe or the store's recorded times")
+		fs.BoolVar(&cf.recalibrate, "recalibrate", false, "probe this host again, even if its calibration is cached")
+		fs.BoolVar(&cf.openblas, "openblas", false, "also measure OpenBLAS's 2-thread sgemm peak (go test over bench/openblas; needs the source tree and libopenblas-dev)")
 	})
 	if err != nil {
 		return err
@@ -72,7 +77,11 @@ func writePlan(w io.Writer, args []string) error {
 	if err != nil {
 		return fmt.Errorf("plan: the working directory, where the commands run: %w", err)
 	}
-	est, pe := estimatePlan(plan, done, builtinCost)
+	var hc *hostcal.Result
+	if !builtinCost {
+		hc = hostCalibration(os.Stderr, cf)
+	}
+	est, pe := estimatePlan(plan, done, builtinCost, hc)
 	out := planOutput{Profile: plan.Profile, Store: r.Store.Root(), Dir: dir, Estimate: pe}
 	level := map[string]int{}
 	for i, s := range plan.Stages { // inputs come first (pipeline.NewPlan)
@@ -111,6 +120,7 @@ func writePlan(w io.Writer, args []string) error {
 	}
 	writeEstimates(w, est, done)
 	fmt.Fprintln(w, estimateLine(pe))
+	writeHost(w, pe)
 	return nil
 }
 

@@ -3,7 +3,8 @@
 // evaluate from the model's shape, stepspeed and kernelspeed from what they
 // time), turned into seconds by a calibration fitted on the stage times the
 // store recorded, or by built-in constants measured on the 2-core dev
-// machine.
+// machine, moved to this host by its probe's figures (Host, Speeds;
+// planner/hostcal measures them).
 //
 // It only reads stage configs and run records. No stage may import it and
 // it must never change a stage's config: an estimate is advice, and a key
@@ -12,6 +13,7 @@ package cost
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"time"
@@ -354,8 +356,12 @@ type Record struct {
 // no fixed part, so that a recorded config is reproduced exactly and
 // another scales by its flop ratio. A record made on another core count is
 // scaled to cores first.
-func Fit(records []Record, cores int) Calibration {
-	cal := Builtin(cores)
+func Fit(records []Record, cores int) Calibration { return FitOver(Builtin(cores), records) }
+
+// FitOver is Fit over another calibration than the built-in one (a host
+// probe's, cost.Host): the groups without records keep base's rates.
+func FitOver(base Calibration, records []Record) Calibration {
+	cal := Calibration{Cores: base.Cores, rates: maps.Clone(base.rates)}
 	samples := map[string][]float64{}
 	perFlop := map[string]bool{}
 	for _, r := range records {
