@@ -3,7 +3,6 @@ package report
 import (
 	"fmt"
 	"math"
-	"os"
 	"path/filepath"
 
 	"routebench/modelspec"
@@ -86,7 +85,7 @@ type TidyRun struct {
 // or a sweep's (the study, Sweep set: a point column leads each table).
 type TidySet struct {
 	Commit  string // the source revision: TablesCommit's one line
-	Corpora []string
+	Corpora []string // evaluation corpora, in the order written
 	Sweep   bool
 	Runs    []TidyRun
 }
@@ -282,9 +281,5 @@ func WriteTidyTables(dir string, set TidySet) error {
 			return err
 		}
 	}
-	path := filepath.Join(dir, commitBase)
-	if err := os.WriteFile(path, []byte(set.Commit+"\n"), 0o644); err != nil {
-		return fmt.Errorf("report: writing %s: %w", path, err)
-	}
-	return nil
+	return writeTableFile(filepath.Join(dir, commitBase), []byte(set.Commit+"\n"))
 }
