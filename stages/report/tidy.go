@@ -84,7 +84,7 @@ type TidyRun struct {
 // TidySet is what WriteTidyTables writes: a profile's runs (the report)
 // or a sweep's (the study, Sweep set: a point column leads each table).
 type TidySet struct {
-	Commit  string // the source revision: TablesCommit's one line
+	Commit  string   // the source revision: TablesCommit's one line
 	Corpora []string // evaluation corpora, in the order written
 	Sweep   bool
 	Runs    []TidyRun
