@@ -13,7 +13,9 @@ import (
 // the complete file; the temp file is never mistaken for a blob because the
 // readers only look at final names and verify content anyway.
 func writeAtomic(dir, dst string, r io.Reader, perm os.FileMode) (int64, error) {
-	tmp, err := os.CreateTemp(dir, ".tmp-*")
+	// Named after dst, so that a writer that knows its file can remove what
+	// a killed write left (model.Train does: "."+name+".tmp-*").
+	tmp, err := os.CreateTemp(dir, "."+filepath.Base(dst)+".tmp-*")
 	if err != nil {
 		return 0, err
 	}
@@ -53,6 +55,12 @@ func writeAtomic(dir, dst string, r io.Reader, perm os.FileMode) (int64, error) 
 func WriteFileAtomic(path string, data []byte, perm os.FileMode) error {
 	_, err := writeAtomic(filepath.Dir(path), path, bytes.NewReader(data), perm)
 	return err
+}
+
+// CopyFileAtomic writes what r holds to path as WriteFileAtomic does,
+// streaming (a file too large to hold in memory), and returns its size.
+func CopyFileAtomic(path string, r io.Reader, perm os.FileMode) (int64, error) {
+	return writeAtomic(filepath.Dir(path), path, r, perm)
 }
 
 // SyncDir fsyncs a directory, so that the renames and creations inside it

@@ -12,6 +12,8 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+
+	"routebench/artifacts"
 )
 
 // Checkpoint file (workDir/checkpoint-<variant>.rbck, so variants may share
@@ -87,32 +89,11 @@ func writeCheckpoint(path string, ck *checkpoint) error {
 	return atomicWrite(path, buf.Bytes())
 }
 
-// atomicWrite writes data to path via a synced temp file and a rename.
+// atomicWrite writes data to path through the store's atomic write (a
+// synced temp file renamed into place).
 func atomicWrite(path string, data []byte) error {
-	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return fmt.Errorf("model: writing %s: %w", path, err)
-	}
-	tmp := f.Name()
-	defer os.Remove(tmp) // no-op after the rename
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return fmt.Errorf("model: writing %s: %w", path, err)
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return fmt.Errorf("model: syncing %s: %w", path, err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("model: closing %s: %w", path, err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return fmt.Errorf("model: renaming %s into place: %w", path, err)
-	}
-	if d, err := os.Open(dir); err == nil {
-		d.Sync()
-		d.Close()
+	if err := artifacts.WriteFileAtomic(path, data, 0o644); err != nil {
+		return fmt.Errorf("model: writing checkpoint %s: %w", path, err)
 	}
 	return nil
 }

@@ -2,12 +2,13 @@ package pipeline
 
 import (
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"time"
+
+	"routebench/artifacts"
 )
 
 var unsafeName = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
@@ -85,24 +86,17 @@ func resumeScratch(work, self, scratch string, logf func(string)) error {
 	return nil
 }
 
-// copyInto copies src to dst through a temp file renamed into place.
+// copyInto copies src to dst through the store's atomic write.
 func copyInto(src, dst string) error {
 	in, err := os.Open(src)
 	if err != nil {
 		return err
 	}
 	defer in.Close()
-	tmp, err := os.CreateTemp(filepath.Dir(dst), "."+filepath.Base(dst)+".tmp-*")
+	fi, err := in.Stat()
 	if err != nil {
 		return err
 	}
-	defer os.Remove(tmp.Name())
-	if _, err := io.Copy(tmp, in); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), dst)
+	_, err = artifacts.CopyFileAtomic(dst, in, fi.Mode().Perm())
+	return err
 }

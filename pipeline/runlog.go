@@ -98,30 +98,11 @@ func (l *runLog) write(recs []Record) {
 	}
 }
 
+// replaceFile replaces a run log whole. 0644: CreateTemp's 0600 would
+// hide the log from the store's other users (gc reads every log; so does
+// a `slurm --wait` poll).
 func replaceFile(path string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
-	if err != nil {
-		return err
-	}
-	_, err = tmp.Write(data)
-	if err == nil {
-		// CreateTemp's 0600 would hide the log from the store's other
-		// users (gc reads every log; so does a `slurm --wait` poll).
-		err = tmp.Chmod(0o644)
-	}
-	if err == nil {
-		err = tmp.Sync()
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), path)
-	}
-	if err != nil {
-		os.Remove(tmp.Name())
-	}
-	return err
+	return artifacts.WriteFileAtomic(path, data, 0o644)
 }
 
 // RunRoots is what a store's run logs keep alive.

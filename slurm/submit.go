@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"routebench/artifacts"
 )
 
 // Node is one stage of a plan as the scheduler sees it.
@@ -704,22 +706,7 @@ func writeScript(path, body string) error { return writeFile(path, body, 0o755) 
 
 // writeFile writes a file of the log dir by rename (see writeScript).
 func writeFile(path, body string, perm os.FileMode) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	_, err = tmp.WriteString(body)
-	if err == nil {
-		err = tmp.Chmod(perm)
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
+	return artifacts.WriteFileAtomic(path, []byte(body), perm)
 }
 
 func (s *Site) wrap() []string {

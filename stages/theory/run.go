@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+
+	"routebench/artifacts"
 )
 
 // SummaryFile is the stage's machine-readable result: Summary as JSON.
@@ -125,26 +127,10 @@ func Run(ctx context.Context, cfg Config, outDir string, progress func(done, tot
 	return sum, nil
 }
 
-// writeAtomic writes via a temporary file and a rename, so that a killed run
-// never leaves a truncated artifact under its final name.
+// writeAtomic writes through the store's atomic write, so that a killed
+// run never leaves a truncated artifact under its final name.
 func writeAtomic(path string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return fmt.Errorf("theory: write %s: %w", path, err)
-	}
-	defer os.Remove(tmp.Name())
-	if err := tmp.Chmod(0o644); err != nil { // CreateTemp makes 0600; artifacts are shared
-		tmp.Close()
-		return fmt.Errorf("theory: write %s: %w", path, err)
-	}
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return fmt.Errorf("theory: write %s: %w", path, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("theory: write %s: %w", path, err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
+	if err := artifacts.WriteFileAtomic(path, data, 0o644); err != nil { // 0644: artifacts are shared
 		return fmt.Errorf("theory: write %s: %w", path, err)
 	}
 	return nil
