@@ -170,7 +170,7 @@ func TestIncoherenceFailsWithoutPhaseMixing(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := p.finish()
-	if c := findCriterion(t, r.Criteria, "growth"); c.Pass {
+	if c := findCriterion(t, r.Criteria, critGrowth); c.Pass {
 		t.Errorf("growth criterion passed without phase mixing: %s", c.Detail)
 	} else {
 		t.Logf("FAIL as expected: %s", c.Detail)

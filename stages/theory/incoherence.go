@@ -36,13 +36,15 @@ type IncoherenceResult struct {
 	Criteria   []Criterion        `json:"criteria"`
 	// The same far values transported by Householder reflections (a
 	// non-commuting family, E[H] = (1 - 2/d) I), on HHSamples samples.
-	HHSamples int                `json:"householder_samples"`
-	HHPhi     float64            `json:"householder_phi"`
-	HHSlope   float64            `json:"householder_slope"`
-	HH        []IncoherenceHH    `json:"householder"`
-	ZEmp      float64            `json:"z_empirical"`
-	Controls  []Control          `json:"controls"`
-	ZeroB     *IncoherenceResult `json:"zero_background_control,omitempty"`
+	HHSamples int             `json:"householder_samples"`
+	HHPhi     float64         `json:"householder_phi"`
+	HHSlope   float64         `json:"householder_slope"`
+	HH        []IncoherenceHH `json:"householder"`
+	ZEmp      float64         `json:"z_empirical"`
+	Controls  []Control       `json:"controls"`
+	// NoMixing is the control's run: value transport whose angles barely
+	// move (noMixingSigma), so the far values stay aligned.
+	NoMixing *IncoherenceResult `json:"no_mixing_control,omitempty"`
 }
 
 // IncoherenceHH is the Householder-transported energy at one far count.
@@ -79,7 +81,7 @@ type incoPlan struct {
 	jobs    []job
 	b       []float64
 	samples []incoSample
-	zeroB   []incoSample // the b = 0 control
+	noMix   []incoSample // the no-phase-mixing control (noMixingSigma)
 }
 
 // incoSubset is how many samples the Householder run and the b = 0 control
@@ -88,7 +90,7 @@ func incoSubset(ic IncoherenceConfig) int { return min(ic.Samples, 16) }
 
 func planIncoherence(cfg Config) *incoPlan {
 	ic := cfg.Incoherence
-	p := &incoPlan{cfg: cfg, samples: make([]incoSample, ic.Samples), zeroB: make([]incoSample, incoSubset(ic))}
+	p := &incoPlan{cfg: cfg, samples: make([]incoSample, ic.Samples), noMix: make([]incoSample, incoSubset(ic))}
 	// The background has equal norm in every 2-D block (random phases): the
 	// common component is spread over all frequencies, so no single block
 	// dominates and |F|^2 averages over d/2 independent phase walks.
@@ -111,7 +113,7 @@ func planIncoherence(cfg Config) *incoPlan {
 						return ctx.Err()
 					}
 					p.samples[i] = incoherenceSample(ic, p.b, newRNG(cfg.Seed, streamIncoherence, uint64(i)+1))
-					if i < len(p.zeroB) {
+					if i < len(p.noMix) {
 						p.samples[i].hh = incoherenceHouseholder(ic, p.b, newRNG(cfg.Seed, streamIncoherence, uint64(i)+1, 0x44))
 					}
 				}
@@ -119,15 +121,16 @@ func planIncoherence(cfg Config) *incoPlan {
 			},
 		})
 	}
-	zero := make([]float64, ic.Dim)
+	still := ic
+	still.Sigma = noMixingSigma
 	p.jobs = append(p.jobs, job{
-		note: fmt.Sprintf("incoherence: b = 0 control, %d samples", len(p.zeroB)),
+		note: fmt.Sprintf("incoherence: no-phase-mixing control, %d samples", len(p.noMix)),
 		run: func(ctx context.Context) error {
-			for i := range p.zeroB {
+			for i := range p.noMix {
 				if ctx.Err() != nil {
 					return ctx.Err()
 				}
-				p.zeroB[i] = incoherenceSample(ic, zero, newRNG(cfg.Seed, streamIncoherence, uint64(i)+1, 0xB0))
+				p.noMix[i] = incoherenceSample(still, p.b, newRNG(cfg.Seed, streamIncoherence, uint64(i)+1, 0xB1))
 			}
 			return nil
 		},
@@ -217,23 +220,30 @@ func incoherenceExact(m int, b2, noise2 float64, d int, phi float64) (plain, tra
 	return plain, trans
 }
 
-// Names of check 4's empirical criteria.
+// Names of check 4's criteria: critGrowth is its empirical one, the
+// others identities.
 const (
-	critGrowth = "growth: coherent ~M^2 without transport, ~M with it"
-	critLower  = "transport lowers the far-value energy at the largest M"
+	critGrowth      = "growth: ~M with value transport (log-log slope below 1.5)"
+	critGrowthPlain = "growth: coherent ~M^2 without transport (log-log slope above 1.5)"
+	critLower       = "transport lowers the far-value energy at the largest M"
 )
+
+// noMixingSigma is the control's angle sd per step: over the cpu profile's
+// longest far count (65,536 values) a phase moves by sd 0.26 rad, so the
+// far values stay within a few degrees of aligned on average.
+const noMixingSigma = 1e-3
 
 func (p *incoPlan) finish() *IncoherenceResult {
 	ic := p.cfg.Incoherence
 	// Empirical comparisons: the energy contrast (the slopes are not
 	// Monte Carlo comparisons).
 	zE := bonferroniZ(p.cfg.Alpha, 1)
-	res, cr := p.evaluate(p.samples, ic.Background, zE)
+	res, cr := p.evaluate(p.samples, ic.Background, ic.Sigma, zE)
 	res.ZEmp = zE
 
 	// Householder transport beside SO(2).
 	d := ic.Dim
-	res.HHSamples, res.HHPhi = len(p.zeroB), 1-2/float64(d)
+	res.HHSamples, res.HHPhi = len(p.noMix), 1-2/float64(d)
 	b2, noise2 := ic.Background*ic.Background, ic.Noise*ic.Noise
 	z := bonferroniZ(p.cfg.Alpha, 3*len(ic.FarCounts))
 	var ms, eh []float64
@@ -256,11 +266,14 @@ func (p *incoPlan) finish() *IncoherenceResult {
 		"all %d far counts within z=%.2f SE (worst %.2f); log-log slope %.3f (%d samples)", len(ms), z, worst, res.HHSlope, res.HHSamples)
 	res.Criteria = cr.list
 
-	// The b = 0 control: transport has nothing coherent to cancel.
-	ctl, ctlCr := p.evaluate(p.zeroB, 0, zE)
+	// The control: value transport whose angles barely move cannot cancel
+	// the shared background, so its energy must grow like M^2 (the b = 0
+	// control this replaced failed only the untransported half, now an
+	// identity).
+	ctl, ctlCr := p.evaluate(p.noMix, ic.Background, noMixingSigma, zE)
 	ctl.Criteria = ctlCr.list
-	res.ZeroB = ctl
-	c := newControl("control b = 0", "no shared background: far values are pure noise, so transport changes nothing", critGrowth, ctlCr.list)
+	res.NoMixing = ctl
+	c := newControl("control no phase mixing", fmt.Sprintf("value transport with angle sd %g per step: the far values stay aligned", noMixingSigma), critGrowth, ctlCr.list)
 	c.Detail += "; empirical criteria failed: " + failedEmpirical(ctlCr.list)
 	res.Controls = []Control{c}
 	res.Pass = cr.pass() && controlsFailed(res.Controls)
@@ -268,18 +281,23 @@ func (p *incoPlan) finish() *IncoherenceResult {
 }
 
 // evaluate computes the energies, the centred covariances and the SO(2)
-// criteria of one set of samples with background norm bNorm.
-func (p *incoPlan) evaluate(samples []incoSample, bNorm, zE float64) (*IncoherenceResult, *criteria) {
+// criteria of one set of samples with background norm bNorm and value
+// transport of angle sd sigma per step.
+func (p *incoPlan) evaluate(samples []incoSample, bNorm, sigma, zE float64) (*IncoherenceResult, *criteria) {
 	ic := p.cfg.Incoherence
 	d := ic.Dim
-	phi := math.Exp(-ic.Sigma * ic.Sigma / 2)
+	phi := math.Exp(-sigma * sigma / 2)
 	b2, noise2 := bNorm*bNorm, ic.Noise*ic.Noise
 	res := &IncoherenceResult{Samples: len(samples), Dim: d, Phi: phi,
 		BoundPerM: b2*(1+phi)/(1-phi) + float64(d)*noise2}
 	z := bonferroniZ(p.cfg.Alpha, 2*len(ic.FarCounts))
 	cr := &criteria{}
-	cr.empirical(critGrowth, "the log-log slope of E|F|^2 against M is above 1.5 without transport and below 1.5 with it")
-	cr.empirical(critLower, "E|F_plain|^2 - E|F_transported|^2 at the largest M is significantly above 0 (paired by sample)")
+	// The untransported half of the growth contrast (slope above 1.5) and
+	// the energy contrast hold for any transport: the background adds
+	// coherently by construction, and rotating terms never adds energy
+	// on average (a law that does not mix within 65K steps passes both).
+	// Identities; only the transported growth is evidence.
+	cr.empirical(critGrowth, "the log-log slope of E|F|^2 against M with value transport is below 1.5: the far values cancel")
 	var ms, ep, et []float64
 	worstP, worstT := 0.0, 0.0
 	for mi, m := range ic.FarCounts {
@@ -338,8 +356,10 @@ func (p *incoPlan) evaluate(samples []incoSample, bNorm, zE float64) (*Incoheren
 		"at M=%d: energy/M = %.3f <= %.3f; centred ||Cov||_op/M = %.3f (plain: %.1f)", last.M, last.Trans/float64(last.M), res.BoundPerM, last.TransOp/float64(last.M), last.PlainOp/float64(last.M))
 	// The contrast the paper claims: quadratic vs linear growth of the energy.
 	if len(ms) >= 2 {
-		cr.check(critGrowth, res.SlopePlain > 1.5 && res.SlopeTrans < 1.5,
-			"log-log slopes %.3f (plain) and %.3f (transported); expected ~2 and ~1", res.SlopePlain, res.SlopeTrans)
+		cr.check(critGrowthPlain, res.SlopePlain > 1.5,
+			"log-log slope %.3f without transport; expected ~2", res.SlopePlain)
+		cr.check(critGrowth, res.SlopeTrans < 1.5,
+			"log-log slope %.3f with transport (%.3f without); expected ~1 (~2 without)", res.SlopeTrans, res.SlopePlain)
 	}
 	var diff moments
 	for _, s := range samples {

@@ -302,8 +302,8 @@ func mdIncoherence(w func(string, ...any), r *IncoherenceResult) {
 	for _, h := range r.HH {
 		w("| %d | %.5g +- %.2g | %.5g |\n", h.M, h.Energy, h.SE, h.Exact)
 	}
-	if r.ZeroB != nil {
-		w("\nb = 0 control (%d samples): slopes %.3f plain and %.3f transported.\n", r.ZeroB.Samples, r.ZeroB.SlopePlain, r.ZeroB.SlopeTrans)
+	if r.NoMixing != nil {
+		w("\nNo-phase-mixing control (angle sd %g, %d samples): slopes %.3f plain and %.3f transported.\n", noMixingSigma, r.NoMixing.Samples, r.NoMixing.SlopePlain, r.NoMixing.SlopeTrans)
 	}
 	w("\n")
 }
