@@ -17,7 +17,7 @@
 //
 // API used by the pipeline:
 //
-//	err = model.Train(ctx, cfg, data, workDir, outDir, progress) // cfg: a modelspec.Config
+//	err = model.Train(ctx, cfg, data, workDir, outDir, progress) // cfg: a modelspec.Config; progress(Progress) after each step
 //	// outDir/weights.rbw  (weights.Set, Arch filled; "angles" for accumulated variants)
 //	// outDir/train.json   (TrainReport: config, arch, loss curve, held-out losses; deterministic)
 //	// outDir/speed.json   (SpeedReport: step time, tokens/s, GFLOP/s, peak RSS; volatile)

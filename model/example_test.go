@@ -22,7 +22,7 @@ func Example() {
 	defer os.RemoveAll(dir)
 	data := newSynthData(cfg.Vocab) // any Data: the pipeline passes its token shards
 	err = Train(context.Background(), cfg, data, filepath.Join(dir, "work"), filepath.Join(dir, "out"),
-		func(done, total int64, note string) {})
+		func(Progress) {})
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -33,7 +33,7 @@ func TestKillDrill(t *testing.T) {
 	if dir := os.Getenv(killChildEnv); dir != "" {
 		// Child: train, announcing every step on stdout.
 		err := Train(context.Background(), killDrillConfig(t, os.Getenv(killTrainerEnv)), newSynthData(23), filepath.Join(dir, "work"), filepath.Join(dir, "out"),
-			func(done, total int64, note string) { fmt.Printf("STEP %d\n", done) })
+			func(p Progress) { fmt.Printf("STEP %d\n", p.Step) })
 		if err != nil {
 			t.Fatal(err)
 		}

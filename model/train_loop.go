@@ -47,8 +47,10 @@ const (
 // outDir/train.json. Checkpoints go to workDir every CheckpointEvery steps
 // and at the end; a rerun with the same config resumes from the last one and
 // ends with bit-identical weights. progress (may be nil) is called after
-// every step. On any error nothing is written to outDir.
-func Train(ctx context.Context, cfg Config, data Data, workDir, outDir string, progress func(done, total int64, note string)) (err error) {
+// every step, with the step's figures, and before the first step when a
+// checkpoint is resumed or refused, without. On any error nothing is
+// written to outDir.
+func Train(ctx context.Context, cfg Config, data Data, workDir, outDir string, progress func(Progress)) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("model: training %s/%s: unexpected panic: %v", cfg.Profile, cfg.Variant, r)
@@ -61,7 +63,7 @@ func Train(ctx context.Context, cfg Config, data Data, workDir, outDir string, p
 		return fmt.Errorf("model: training %s: no data source", cfg.Variant)
 	}
 	if progress == nil {
-		progress = func(int64, int64, string) {}
+		progress = func(Progress) {}
 	}
 	for _, d := range []string{workDir, outDir} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
@@ -92,10 +94,10 @@ func Train(ctx context.Context, cfg Config, data Data, workDir, outDir string, p
 	if ck, note := readCheckpoint(workDir, cfg, specs); ck != nil {
 		tr.setState(ck.params, ck.m, ck.v)
 		start, hist = ck.header.Step, ck.header.History
-		progress(int64(start), int64(cfg.Steps), fmt.Sprintf("%s: resumed from step %d", cfg.Variant, start))
+		progress(Progress{Step: start, Steps: cfg.Steps, Note: fmt.Sprintf("%s: resumed from step %d", cfg.Variant, start)})
 	} else {
 		if note != "" {
-			progress(0, int64(cfg.Steps), cfg.Variant+": "+note)
+			progress(Progress{Steps: cfg.Steps, Note: cfg.Variant + ": " + note})
 		}
 		zeros := make([][]float32, len(specs))
 		for i, s := range specs {
@@ -143,6 +145,7 @@ func Train(ctx context.Context, cfg Config, data Data, workDir, outDir string, p
 		hist.TrainLoss = append(hist.TrainLoss, float64(loss))
 		hist.GradNorm = append(hist.GradNorm, float64(gnorm))
 		done := s + 1
+		fig := StepFigures{Loss: float64(loss), TokensPerSec: tokensPerStep / dt}
 		note := ""
 		if evalWin != nil && (done%cfg.EvalEvery == 0 || done == cfg.Steps) {
 			el, err := tr.evalLoss(evalWin)
@@ -153,6 +156,7 @@ func Train(ctx context.Context, cfg Config, data Data, workDir, outDir string, p
 				return fmt.Errorf("model: training %s/%s: non-finite held-out loss at step %d; nothing written", cfg.Profile, cfg.Variant, done)
 			}
 			hist.Eval = append(hist.Eval, EvalPoint{Step: done, Loss: el})
+			fig.HeldOutLoss = &el
 			note = fmt.Sprintf(", held-out %.4f", el)
 		}
 		if (cfg.CheckpointEvery > 0 && done%cfg.CheckpointEvery == 0) || done == cfg.Steps {
@@ -164,9 +168,10 @@ func Train(ctx context.Context, cfg Config, data Data, workDir, outDir string, p
 		if med == 0 {
 			med = dt
 		}
-		eta := time.Duration(float64(cfg.Steps-done) * med * float64(time.Second)).Round(time.Second)
-		progress(int64(done), int64(cfg.Steps), fmt.Sprintf("%s step %d/%d loss %.4f%s, %.0f tokens/s, ETA %s",
-			cfg.Variant, done, cfg.Steps, loss, note, tokensPerStep/dt, eta))
+		fig.ETASec = float64(cfg.Steps-done) * med
+		eta := time.Duration(fig.ETASec * float64(time.Second)).Round(time.Second)
+		progress(Progress{Step: done, Steps: cfg.Steps, Figures: &fig, Note: fmt.Sprintf("%s step %d/%d loss %.4f%s, %.0f tokens/s, ETA %s",
+			cfg.Variant, done, cfg.Steps, loss, note, fig.TokensPerSec, eta)})
 	}
 	return export(tr, cfg, specs, outDir, start, hist)
 }

@@ -115,8 +115,8 @@ func testTrainDeterministicAndResume(t *testing.T, trainer string) {
 	ctx, cancel := context.WithCancel(context.Background())
 	work := filepath.Join(dir, "wb")
 	out := filepath.Join(dir, "b")
-	err := Train(ctx, c, data, work, out, func(done, total int64, note string) {
-		if done == 5 {
+	err := Train(ctx, c, data, work, out, func(p Progress) {
+		if p.Step == 5 {
 			cancel()
 		}
 	})
@@ -127,9 +127,9 @@ func testTrainDeterministicAndResume(t *testing.T, trainer string) {
 		t.Fatal("cancelled run wrote weights")
 	}
 	resumed := -1
-	if err := Train(context.Background(), c, data, work, out, func(done, total int64, note string) {
+	if err := Train(context.Background(), c, data, work, out, func(p Progress) {
 		if resumed < 0 {
-			resumed = int(done)
+			resumed = p.Step
 		}
 	}); err != nil {
 		t.Fatal(err)
@@ -243,8 +243,8 @@ func TestResumeDrill(t *testing.T) {
 				work, out := filepath.Join(dir, "w"), filepath.Join(dir, "o")
 				for _, stopAt := range []int{3, 6, 8, 13} {
 					ctx, cancel := context.WithCancel(context.Background())
-					err := Train(ctx, c, data, work, out, func(done, total int64, note string) {
-						if int(done) == stopAt {
+					err := Train(ctx, c, data, work, out, func(p Progress) {
+						if p.Step == stopAt {
 							cancel()
 						}
 					})

@@ -256,7 +256,11 @@ func (r *Runner) execute(ctx context.Context, s *Stage, key Key, done map[string
 			fmt.Fprintf(r.logw(), "%s: %s\n", s.Name, fmt.Sprintf(format, args...))
 		},
 		Progress: func(done, total int64, note string) {
-			stream.progress(done, total, note)
+			stream.progress(done, total, note, nil)
+			prog.update(done, total, note)
+		},
+		Measured: func(done, total int64, note string, f Figures) {
+			stream.progress(done, total, note, &f)
 			prog.update(done, total, note)
 		},
 	}

@@ -58,6 +58,10 @@ type RunContext struct {
 	Logf func(format string, args ...any)
 	// Progress reports work done; safe to call often.
 	Progress func(done, total int64, note string)
+	// Measured is Progress with a training step's figures, which the
+	// stream log writes as fields of their own (nil outside a Runner:
+	// call Progress then).
+	Measured func(done, total int64, note string, f Figures)
 }
 
 // Input returns a declared input's artifact or an error naming the stage.

@@ -40,7 +40,20 @@ func Stage(cfg modelspec.Config, tokenized *pipeline.Stage) *pipeline.Stage {
 			if info := ds.Info(); info.VocabSize != cfg.Vocab {
 				return fmt.Errorf("train/%s: shards have vocabulary %d, config says %d (tokenizer mismatch)", cfg.Variant, info.VocabSize, cfg.Vocab)
 			}
-			return model.Train(rc.Context, cfg, ds, rc.WorkDir, rc.OutDir, rc.Progress)
+			return model.Train(rc.Context, cfg, ds, rc.WorkDir, rc.OutDir, func(p model.Progress) { report(rc, p) })
 		},
 	}
+}
+
+// report passes a training report on to the pipeline: a step's figures
+// as the stream log's fields (pipeline.Figures), a report without any as
+// plain progress.
+func report(rc *pipeline.RunContext, p model.Progress) {
+	done, total := int64(p.Step), int64(p.Steps)
+	if p.Figures == nil || rc.Measured == nil {
+		rc.Progress(done, total, p.Note)
+		return
+	}
+	f := p.Figures
+	rc.Measured(done, total, p.Note, pipeline.Figures{Step: done, Loss: f.Loss, HeldOutLoss: f.HeldOutLoss, TokensPerSec: f.TokensPerSec, ETASec: f.ETASec})
 }
