@@ -15,13 +15,18 @@ import (
 
 // Probe rounds: each round times the GEMM, the attention and a training
 // step once, so that a load that comes and goes on a shared machine falls
-// on all three alike. maxRounds of them on a fast host (about 2 s at the
-// reference's speed); on a slow one (the portable kernels: ~5 s a GEMM)
-// it stops after minRounds once probeBudget has passed.
+// on all three alike. maxRounds of them on a fast host (a round is about
+// 0.25 s at the reference's speed, 1-2 s on the development VM at load
+// average 10); on a slow one it stops once probeBudget has passed, after
+// one round at least (the portable kernels on the development VM at load
+// average 10: a 34 s GEMM, a 49 s step). No separate warm-up: the first
+// round's GEMM is the one best-of discards, its attention and step the
+// ones a median of several leaves out, and on a host too slow for several
+// rounds a warm-up would double a probe of minutes.
 const (
-	minRounds   = 3
+	minRounds   = 1
 	maxRounds   = 7
-	probeBudget = 15 * time.Second
+	probeBudget = 5 * time.Second
 )
 
 // probeLength is the attention length timed: kernelspeed's longer row,
@@ -48,8 +53,6 @@ func Probe() (cost.Speeds, error) {
 		return cost.Speeds{}, fmt.Errorf("hostcal: building the probe's training step: %w", err)
 	}
 	defer step.Close()
-	gemm() // warm: packing buffers, page faults
-	att.Run(out, qkv, 0)
 	var gemms, atts, steps []float64
 	start := time.Now()
 	for r := 0; r < maxRounds && (r < minRounds || time.Since(start) < probeBudget); r++ {
