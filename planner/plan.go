@@ -2,8 +2,10 @@ package planner
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"slices"
+	"strings"
 
 	"routebench/modelspec"
 	"routebench/pipeline"
@@ -126,7 +128,7 @@ func build(p Profile) (*pipeline.Plan, []runStages, error) {
 	var timed []modelspec.Config // stepspeed: each variant at the profile's seed
 	for _, v := range variants {
 		for _, seed := range seeds {
-			if seed != seeds[0] && !p.trainsEverySeed(v) {
+			if !p.trainsAt(v, seed, seeds[0]) {
 				continue
 			}
 			cfg := trainConfig(p, v, vocab, seed)
@@ -196,9 +198,36 @@ func build(p Profile) (*pipeline.Plan, []runStages, error) {
 }
 
 // trainsEverySeed says whether variant v is trained at every seed, or only
-// at the first (Profile.SeedVariants).
+// at the first (Profile.SeedVariants) and its own (Profile.VariantSeeds).
 func (p Profile) trainsEverySeed(v string) bool {
 	return len(p.SeedVariants) == 0 || slices.Contains(p.SeedVariants, v)
+}
+
+// trainsAt says whether variant v (or a RoPE extension's run) is trained
+// or evaluated at seed, one of the profile's seeds, first the first.
+func (p Profile) trainsAt(v string, seed, first uint64) bool {
+	return seed == first || p.trainsEverySeed(v) || slices.Contains(p.VariantSeeds[v], seed)
+}
+
+// validateVariantSeeds checks variant_seeds: each key a registry variant
+// or a RoPE extension after the first. A seed that is not one of seeds is
+// not trained (so a study that overrides seeds need not clear the field),
+// and a variant seed_variants trains at every seed needs none.
+func (p Profile) validateVariantSeeds() error {
+	for _, v := range slices.Sorted(maps.Keys(p.VariantSeeds)) {
+		ext := slices.IndexFunc(p.RopeExtensions, func(m string) bool { return extensionVariant(m) == v })
+		switch {
+		case ext == 0:
+			return fmt.Errorf("profile %s: variant_seeds names %s, the first RoPE extension, which runs at every rope seed already; drop it", p.Name, v)
+		case ext < 0 && strings.HasPrefix(v, extensionVariant("")):
+			return fmt.Errorf("profile %s: variant_seeds names %s, which is not one of rope_extensions %v; add the method there or drop it", p.Name, v, p.RopeExtensions)
+		case ext < 0:
+			if _, err := modelspec.LookupVariant(v); err != nil {
+				return fmt.Errorf("profile %s: variant_seeds: %w (or a RoPE extension rope+<method> of rope_extensions %v)", p.Name, err, p.RopeExtensions)
+			}
+		}
+	}
+	return nil
 }
 
 // backendOf is the profile's training backend. It is part of the train

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"slices"
 	"sort"
@@ -52,6 +53,12 @@ type Profile struct {
 	// (report: a claim is judged on the seeds all its variants have).
 	// Empty: every variant at every seed.
 	SeedVariants []string `json:"seed_variants"`
+	// VariantSeeds gives a variant outside SeedVariants further seeds of
+	// Seeds, beside the first, at which it is trained (a registration that
+	// reads a variant at some seeds only); a RoPE extension "rope+<method>"
+	// other than the first listed is evaluated at its seeds too, over rope's
+	// weights there. Empty: the first seed only.
+	VariantSeeds VariantSeeds `json:"variant_seeds"`
 	// Backend is gomlx's backend for training: "go" (CPU, default) or
 	// "xla:/abs/path/to/pjrt_plugin.so" (GPU binary only). Empty: $GOMLX_BACKEND, else "go".
 	Backend string `json:"backend"`
@@ -123,9 +130,39 @@ const cpuStepsNote = "cpu profile: the design card's context T = 512 (lengths 51
 var cpuHeldOut = []string{"austen-emma.txt", "melville-moby_dick.txt", "carroll-alice.txt", "shakespeare-caesar.txt",
 	"shakespeare-macbeth.txt", "burgess-busterbrown.txt", "bryant-stories.txt", "chesterton-thursday.txt"}
 
-// cpuSeeds are the cpu profile's confirmatory seeds (claims v3): never
-// used for a design choice (seeds 1-3 and 11-15 were, in exploratory runs).
-var cpuSeeds = []uint64{21, 22, 23, 24, 25}
+// cpuSeeds are the cpu profile's confirmatory seeds: 21-25 of claims v3
+// (v3x, v5k, v4m), 31-35 of claims v3x2 and v4m2 (registered 2026-12-07,
+// docs/statistics.md), never used for a design choice (seeds 1-3 and 11-15
+// were, in exploratory runs). Each family reads its own seeds alone
+// (stages/report/registrations.json).
+var cpuSeeds = []uint64{21, 22, 23, 24, 25, 31, 32, 33, 34, 35}
+
+// VariantSeeds are Profile.VariantSeeds: the seeds of each variant named.
+// A --config or --set value replaces the whole map (as it does a list),
+// where JSON would merge its keys into the profile's: --set
+// variant_seeds={} clears it.
+type VariantSeeds map[string][]uint64
+
+// UnmarshalJSON replaces v with the decoded map.
+func (v *VariantSeeds) UnmarshalJSON(b []byte) error {
+	var m map[string][]uint64
+	if err := json.Unmarshal(b, &m); err != nil {
+		return err
+	}
+	*v = m
+	return nil
+}
+
+// cpuVariantSeeds are the seeds v3x2 and v4m2 read beyond the every-seed
+// variants: nope at 31-35 (M1' pairs random-qk with nope per seed), the
+// learned and content-dependent variants at 31 (M3'), and PI and NTK at
+// 31 (v3x2's descriptive ratios). The rest of the registration's runs are
+// cpuSeedVariants' and YaRN's, at every seed.
+var cpuVariantSeeds = VariantSeeds{
+	"nope":       {31, 32, 33, 34, 35},
+	"learned-qk": {31}, "learned-qkv": {31}, "learned-proj-qkv": {31}, "path": {31},
+	"rope+pi": {31}, "rope+ntk": {31},
+}
 
 // cpuSeedVariants are the variants the cpu profile trains at every seed:
 // those of the paired claims (accumulated vs RoPE, value transport,
@@ -181,7 +218,7 @@ func builtin() map[string]Profile {
 			Theory: theory.SmokeConfig(), KernelSpeedCount: 1, KernelSpeedLengths: []int{1024}, StepSpeedRounds: 2, StepSpeedSteps: 1,
 		},
 		"cpu": {
-			Name: "cpu", Tokenizer: "bytes", HeldOut: slices.Clone(cpuHeldOut), Train: cpu, Seeds: slices.Clone(cpuSeeds), SeedVariants: slices.Clone(cpuSeedVariants),
+			Name: "cpu", Tokenizer: "bytes", HeldOut: slices.Clone(cpuHeldOut), Train: cpu, Seeds: slices.Clone(cpuSeeds), SeedVariants: slices.Clone(cpuSeedVariants), VariantSeeds: maps.Clone(cpuVariantSeeds),
 			LengthMultipliers: long, Windows: 8, WindowDesign: evaluate.DesignPrefixes, EvalSeed: 7, CopyProbe: true, EvalProtocols: []string{"sliding:256"}, Theory: theory.CPUConfig(), KernelSpeedCount: 5, KernelSpeedLengths: []int{1024, 4096},
 			StepSpeedRounds: 5, StepSpeedSteps: 2, RopeExtensions: []string{"yarn", "pi", "ntk"},
 		},
@@ -332,6 +369,9 @@ func (p Profile) validate() error {
 		if len(p.Seeds) < 2 {
 			return fmt.Errorf("profile %s: seed_variants %v needs at least two seeds (seeds %v); set seeds or drop seed_variants", p.Name, p.SeedVariants, p.Seeds)
 		}
+	}
+	if err := p.validateVariantSeeds(); err != nil {
+		return err
 	}
 	if p.Train.Variant != "" || p.Train.Profile != "" || p.Train.Vocab != 0 || p.Train.Backend != "" {
 		return fmt.Errorf("profile %s: train.variant, train.profile, train.vocab and train.backend are set by the pipeline "+

@@ -54,14 +54,14 @@ type extensionRun struct {
 // (each reads its seed's train/rope, with rope's evaluation config but for
 // the lengths, the method and no further protocols), and the report's
 // variant names, in Profile.RopeExtensions' order. The first method runs
-// at every rope seed, the rest at the first seed.
+// at every rope seed, the rest at the first seed and their variant_seeds.
 func extensionStages(p Profile, runs []runStages, tok *pipeline.Stage, firstSeed uint64) ([]extensionRun, []string, error) {
 	var stages []extensionRun
 	var variants []string
 	for k, method := range p.RopeExtensions {
 		name := extensionVariant(method)
 		for _, r := range runs {
-			if r.variant != "rope" || (k > 0 && r.seed != firstSeed) {
+			if r.variant != "rope" || (k > 0 && r.seed != firstSeed && !slices.Contains(p.VariantSeeds[name], r.seed)) {
 				continue
 			}
 			cfg, ok := r.eval.Config.(evaluate.Config)

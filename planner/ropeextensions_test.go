@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -11,7 +12,8 @@ import (
 )
 
 // TestRopeExtensionStages: the cpu profile evaluates rope+yarn at every
-// seed rope is trained at and rope+pi, rope+ntk at the first seed, each
+// seed rope is trained at and rope+pi, rope+ntk at the first seed and at
+// seed 31 (variant_seeds: claim v3x2's descriptive ratios), each
 // reading that seed's train/rope at 1, 16 and 128 T, primary protocol
 // only; the report reads them as variants rope+yarn, rope+pi, rope+ntk.
 func TestRopeExtensionStages(t *testing.T) {
@@ -20,8 +22,10 @@ func TestRopeExtensionStages(t *testing.T) {
 	for _, s := range plan.Stages {
 		byName[s.Name] = s
 	}
-	want := []string{"evaluate/rope+yarn", "evaluate/rope+yarn@seed22", "evaluate/rope+yarn@seed23", "evaluate/rope+yarn@seed24",
-		"evaluate/rope+yarn@seed25", "evaluate/rope+pi", "evaluate/rope+ntk"}
+	want := []string{"evaluate/rope+yarn", "evaluate/rope+pi", "evaluate/rope+ntk", "evaluate/rope+pi@seed31", "evaluate/rope+ntk@seed31"}
+	for _, s := range []int{22, 23, 24, 25, 31, 32, 33, 34, 35} {
+		want = append(want, fmt.Sprintf("evaluate/rope+yarn@seed%d", s))
+	}
 	var got []string
 	for _, s := range plan.Stages {
 		if cfg, ok := s.Config.(evaluate.Config); ok && cfg.RopeScaling != "" {

@@ -63,3 +63,49 @@ func TestSeedVariants(t *testing.T) {
 		t.Errorf("seed_variants with one seed: error %v, want one saying it needs two", err)
 	}
 }
+
+// TestVariantSeeds: the cpu profile trains the runs claims v3x2 and v4m2
+// read at seeds 31-35 (docs/statistics.md): nope at 31-35, the learned
+// and content-dependent variants and PI and NTK at 31, and nothing else
+// beyond seed_variants and the first seed. --set variant_seeds={} drops
+// them (the control: the field, not the seeds, puts them there); a key
+// that names no variant is an error naming it.
+func TestVariantSeeds(t *testing.T) {
+	plan := tinyCorpusPlan(t, "cpu")
+	has := func(name string) bool { _, ok := plan.Stage(name); return ok }
+	for _, want := range []string{"train/nope@seed31", "evaluate/nope@seed35", "train/learned-qk@seed31", "train/learned-proj-qkv@seed31",
+		"evaluate/path@seed31", "train/random-qk@seed33", "evaluate/rope+yarn@seed34", "evaluate/rope+pi@seed31", "evaluate/rope+ntk@seed31"} {
+		if !has(want) {
+			t.Errorf("cpu plan has no %s", want)
+		}
+	}
+	for _, not := range []string{"train/nope@seed22", "train/learned-qk@seed32", "train/path-fox@seed31", "train/kerple-log@seed31", "evaluate/rope+pi@seed32"} {
+		if has(not) {
+			t.Errorf("cpu plan has %s, which no registration reads", not)
+		}
+	}
+	none, err := LoadProfileWith("cpu", Overrides{Set: []string{"variant_seeds={}"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(none.VariantSeeds) != 0 {
+		t.Fatalf("--set variant_seeds={} left %v: the override must replace the map, not merge into it", none.VariantSeeds)
+	}
+	plan, err = Build(none)
+	if err != nil {
+		corpustest.Missing(t, err)
+		return
+	}
+	if _, ok := plan.Stage("train/nope@seed31"); ok {
+		t.Errorf("variant_seeds={}: train/nope@seed31 still planned")
+	}
+	for _, bad := range []string{`variant_seeds={"nopee":[31]}`, `variant_seeds={"rope+yarn":[31]}`, `variant_seeds={"rope+xpos":[31]}`} {
+		p, err := LoadProfileWith("cpu", Overrides{Set: []string{bad}})
+		if err == nil {
+			_, err = Build(p)
+		}
+		if err == nil || !strings.Contains(err.Error(), "variant_seeds") {
+			t.Errorf("--set %s: error %v, want one naming variant_seeds", bad, err)
+		}
+	}
+}
