@@ -23,26 +23,28 @@ import "math"
 // exact (24 + 24 bits), so s = p + c has one rounding, and s rounds to the
 // same float32 as the exact sum unless s lies exactly half-way between two
 // float32s (or in float32's subnormal range, where the half-way points sit
-// elsewhere); only then fma32Slow makes s round-to-odd from the sum's
-// exact error, after which float32(s) is correctly rounded.
+// elsewhere); only then roundToOdd makes s round-to-odd.
 func fma32(a, b, c float32) float32 {
-	p := float64(a) * float64(b)
-	s := p + float64(c)
-	if bits := math.Float64bits(s); bits&(1<<29-1) != 1<<28 && bits&(0x7ff<<52) >= (1023-126)<<52 {
-		return float32(s)
+	// The product is exact, so a compiler that fuses this into a float64
+	// FMA computes the same s.
+	s := float64(a)*float64(b) + float64(c)
+	if u := math.Float64bits(s); u&(1<<29-1) == 1<<28 || u&(0x7ff<<52) < (1023-126)<<52 {
+		s = roundToOdd(a, b, c)
 	}
-	return fma32Slow(p, float64(c), s)
+	return float32(s)
 }
 
-// fma32Slow rounds p + c (p exact) to float32 through s = fl64(p + c) made
-// round-to-odd: 53 bits >= 24 + 2, so the second rounding is exact.
-func fma32Slow(p, c, s float64) float32 {
+// roundToOdd is fl64(a*b + c) made round-to-odd from the sum's exact
+// error (TwoSum): a float32 midpoint or a sum in float32's subnormal range
+// then rounds correctly to float32 (53 bits >= 24 + 2).
+func roundToOdd(a, b, c float32) float64 {
+	p, cc := float64(a)*float64(b), float64(c)
+	s := p + cc
 	if math.IsInf(s, 0) || math.IsNaN(s) {
-		return float32(s)
+		return s
 	}
-	// TwoSum: e = (p + c) - s exactly.
 	bb := s - p
-	e := (p - (s - bb)) + (c - bb)
+	e := (p - (s - bb)) + (cc - bb)
 	if bits := math.Float64bits(s); e != 0 && bits&1 == 0 {
 		if (e > 0) == (s > 0) {
 			bits++ // away from zero, towards e
@@ -51,11 +53,11 @@ func fma32Slow(p, c, s float64) float32 {
 		}
 		s = math.Float64frombits(bits)
 	}
-	return float32(s)
+	return s
 }
 
-// fma32Double is the tempting shortcut that rounds twice: kept for the
-// tests, which show that the bit-identity check rejects it.
+// fma32Double is the tempting shortcut that rounds twice: kept for
+// TestFMA32, which shows it differ from the exact FMA on midpoint cases.
 func fma32Double(a, b, c float32) float32 {
 	return float32(math.FMA(float64(a), float64(b), float64(c)))
 }
