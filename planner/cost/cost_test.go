@@ -234,7 +234,7 @@ func TestBuiltinCores(t *testing.T) {
 // 65,536 and every length on its own windows, no RoPE extensions),
 // rebuilt here by overrides.
 func TestBuiltinMatchesColdRun(t *testing.T) {
-	est, total := Builtin(DevCores).Plan(profilePlan(t, "cpu", "seeds=1,2,3", "train.seed=1", "windows=2", "window_design=", "rope_extensions=", "copy_probe=false"))
+	est, total := Builtin(DevCores).Plan(profilePlan(t, "cpu", "seeds=1,2,3", "train.seed=1", "windows=2", "window_design=", "rope_extensions=", "variant_seeds={}", "copy_probe=false"))
 	if measured := 27*60 + 33.0; math.Abs(total-measured) > 0.2*measured {
 		t.Errorf("cpu profile: built-in total %s, measured cold %s: off by more than 20%%", Duration(total), Duration(measured))
 	}
