@@ -122,7 +122,7 @@ func TestTablesAlignExtensionLengths(t *testing.T) {
 	ext.Lengths = slices.Delete(ext.Lengths, 1, 2) // drop 2T
 	vs := []*variantData{{name: "rope", variant: "rope", eval: full}, {name: "rope+yarn", variant: "rope+yarn", eval: ext}}
 	var b strings.Builder
-	renderMainTable(&b, vs, 128, nil, nil) // and the prefix table after it
+	renderMainTable(&b, vs, 128, nil, nil, nil) // and the prefix table after it
 	n := 0
 	for _, line := range strings.Split(b.String(), "\n") {
 		if !strings.HasPrefix(line, "| rope+yarn |") {

@@ -2,10 +2,12 @@ package report
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -43,7 +45,7 @@ func render(rc *pipeline.RunContext, cfg Config, vs []*variantData, g seedGroups
 		renderClaims(&b, g, cfg.trainingSeeds())
 		p("## Perplexity ratio PPL(L) / PPL(T)\n\n")
 		p("![PPL ratio vs length](%s)\n\n", PlotRatio)
-		renderMainTable(&b, g.combined, T, g.seeds, cfg.SeedVariants)
+		renderMainTable(&b, g.combined, T, g.seeds, cfg.SeedVariants, extraSeeds(vs, g.seeds, cfg.SeedVariants))
 		if len(g.seeds) > 1 {
 			renderSeedTable(&b, vs)
 		}
@@ -120,7 +122,33 @@ func renderStageTable(b *strings.Builder, runs []pipeline.RunInfo) {
 // renderMainTable: one row per variant, its ratios with their intervals:
 // the window t's for one seed, over seeds (seeds: the t-interval
 // of the geometric seed mean on the log scale, see seeds.go) for several.
-func renderMainTable(b *strings.Builder, vs []*variantData, T int, seeds []uint64, seedVariants []string) {
+// extraSeeds lists, for each variant outside seedVariants that has runs at
+// seeds besides the first (a registration's variant_seeds), all its seeds.
+func extraSeeds(runs []*variantData, seeds []uint64, seedVariants []string) map[string][]uint64 {
+	out := map[string][]uint64{}
+	if len(seeds) == 0 {
+		return out
+	}
+	first := seeds[0]
+	for _, r := range runs {
+		if r.seed == 0 || slices.Contains(seedVariants, r.variant) {
+			continue
+		}
+		if !slices.Contains(out[r.variant], r.seed) {
+			out[r.variant] = append(out[r.variant], r.seed)
+		}
+	}
+	for v, ss := range out {
+		if len(ss) == 1 && ss[0] == first {
+			delete(out, v)
+			continue
+		}
+		slices.Sort(ss)
+	}
+	return out
+}
+
+func renderMainTable(b *strings.Builder, vs []*variantData, T int, seeds []uint64, seedVariants []string, extra map[string][]uint64) {
 	var mults []int
 	for _, v := range vs {
 		if v.eval != nil && len(v.eval.Lengths) > len(mults) {
@@ -138,7 +166,15 @@ func renderMainTable(b *strings.Builder, vs []*variantData, T int, seeds []uint6
 		if len(seedVariants) > 0 {
 			// The trade a profile makes to fit its time, said where the numbers are.
 			fmt.Fprintf(b, "Seeds: %s are trained at every seed; the other variants at seed %d only (the profile's seed_variants), so their cells are that seed's ratio with its window interval (Welch's t), "+
-				"and a claim is judged on the seeds all its variants share.\n\n", strings.Join(seedVariants, ", "), seeds[0])
+				"and a claim is judged on the seeds all its variants share.", strings.Join(seedVariants, ", "), seeds[0])
+			if len(extra) > 0 {
+				var parts []string
+				for _, v := range slices.Sorted(maps.Keys(extra)) {
+					parts = append(parts, fmt.Sprintf("%s at %s", v, seedList(extra[v])))
+				}
+				fmt.Fprintf(b, " Trained at more seeds for a registration (the profile's variant_seeds), so their cells combine those seeds as the others': %s.", strings.Join(parts, "; "))
+			}
+			b.WriteString("\n\n")
 		}
 		b.WriteString("| variant | PPL at T |")
 	} else {
