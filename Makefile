@@ -11,7 +11,7 @@ PROFILE ?= cpu
 BENCH_DIR := .routebench/bench
 GO_SOURCES := $(shell find . -name '*.go' -not -path './.cache/*' -not -path './.routebench/*') go.mod go.sum pipeline/moddeps.json
 
-.PHONY: all lint setup modules moddeps corpus build gpu-binary gpu-bundle gpu-check-dryrun key-parity test-xla portable bench-paper-eval reproduce smoke gate baseline sweep-smoke study-gap study-scale study-scale-512 study-mixing test test-short test-slurm slurm-packages torch-packages test-torch tidy-npm test-tidy bench bench-compare bench-speed step-profile flop-count clean clean-store
+.PHONY: all lint setup modules moddeps corpus build calibrate gpu-binary gpu-bundle gpu-check-dryrun key-parity test-xla portable bench-paper-eval reproduce smoke gate baseline sweep-smoke study-gap study-scale study-scale-512 study-mixing test test-short test-slurm slurm-packages torch-packages test-torch tidy-npm test-tidy bench bench-compare bench-speed step-profile flop-count clean clean-store
 
 all: build
 
@@ -86,6 +86,15 @@ key-parity: build gpu-binary corpus
 
 reproduce: setup $(BIN)
 	./$(BIN) reproduce --profile $(PROFILE)
+
+# This host's cost calibration (docs/cost.md): routebench plan's probe run
+# again, with OpenBLAS's 2-thread sgemm peak through bench/openblas, the
+# yardstick of the cpu profile's normalised budget; prints the estimate and
+# the budget. Installs libopenblas-dev (root) the first time, as
+# bench-speed does; the figures are cached for every later plan.
+calibrate: setup $(BIN)
+	dpkg -s libopenblas-dev >/dev/null 2>&1 || { apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y libopenblas-dev; }
+	./$(BIN) plan --profile $(PROFILE) --recalibrate --openblas
 
 smoke: setup $(BIN)
 	./$(BIN) reproduce --profile smoke --out .routebench/smoke
