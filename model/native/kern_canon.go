@@ -34,6 +34,15 @@ func fma32(a, b, c float32) float32 {
 	return float32(s)
 }
 
+// fmaFast reports whether float32(s), s = fl64(a*b + c), is fma32(a, b, c):
+// s is no float32 midpoint and not in float32's subnormal range. Small
+// enough to inline, so that the portable matrix kernels compute four
+// sums, test them, and call fma32 only in the rare case.
+func fmaFast(s float64) bool {
+	u := math.Float64bits(s)
+	return u&(1<<29-1) != 1<<28 && u&(0x7ff<<52) >= (1023-126)<<52
+}
+
 // roundToOdd is fl64(a*b + c) made round-to-odd from the sum's exact
 // error (TwoSum): a float32 midpoint or a sum in float32's subnormal range
 // then rounds correctly to float32 (53 bits >= 24 + 2).
