@@ -147,7 +147,7 @@ type Options struct {
 type Result struct {
 	Entry
 	Path   string // the cache file
-	Cached bool   // read from Path, not probed now
+	Cached bool   // Speeds read from Path, not probed now
 }
 
 // Calibrate returns o.Host's calibration: the cached one when it can be
@@ -162,7 +162,7 @@ func Calibrate(o Options) (Result, error) {
 	if err != nil && !errors.Is(err, errMissing) {
 		fmt.Fprintf(o.Log, "%v: ignored, probing again\n", err)
 	}
-	dirty := false
+	dirty, probed := false, false
 	if !cached {
 		fmt.Fprintf(o.Log, "calibrating cost estimates for this host (%s): a probe of a few seconds\n", o.Host)
 		s, err := o.Probe()
@@ -171,7 +171,7 @@ func Calibrate(o Options) (Result, error) {
 		}
 		prior := e.OpenBLAS // a recalibration keeps a valid cache's OpenBLAS figure unless it measures a new one
 		e = Entry{Format: Format, Host: o.Host, Speeds: s, Measured: o.Now, OpenBLAS: prior}
-		dirty = true
+		dirty, probed = true, true
 	}
 	if o.OpenBLAS && (e.OpenBLAS == nil || o.Recalibrate) {
 		fmt.Fprintf(o.Log, "measuring OpenBLAS's 2-thread sgemm peak (bench/openblas; the first run compiles it)\n")
@@ -186,5 +186,5 @@ func Calibrate(o Options) (Result, error) {
 			fmt.Fprintf(o.Log, "%v: the calibration is used but not cached\n", err)
 		}
 	}
-	return Result{Entry: e, Path: p, Cached: !dirty}, nil
+	return Result{Entry: e, Path: p, Cached: !probed}, nil
 }

@@ -14,13 +14,14 @@ import (
 
 var (
 	t0   = time.Date(2026, 12, 7, 3, 0, 0, 0, time.UTC)
-	avx  = Host{CPUModel: "AMD EPYC", Kernels: "avx512 assembly", Cores: 2}
+	avx  = Host{CPUModel: "AMD EPYC", Kernels: "avx512 assembly", Cores: 2, Code: "0123456789ab"}
 	fake = cost.Speeds{GemmGFLOPs: 250, AttentionGFLOPs: 190, StepSec: 0.115}
 )
 
 // The cache key follows each field of the host: another CPU model, another
-// kernel set (an AVX2 host can share an AVX-512 host's model name) or
-// another core count is another file; the same host, the same file.
+// kernel set (an AVX2 host can share an AVX-512 host's model name), another
+// core count or other kernel code is another file; the same host, the
+// same file.
 func TestKeyFollowsHost(t *testing.T) {
 	same := avx
 	if avx.Key() != same.Key() {
@@ -28,10 +29,11 @@ func TestKeyFollowsHost(t *testing.T) {
 	}
 	keys := map[string]string{"this host": avx.Key()}
 	for name, h := range map[string]Host{
-		"another CPU model":  {CPUModel: "Intel(R) Xeon(R) Platinum 8488C", Kernels: avx.Kernels, Cores: 2},
-		"another kernel set": {CPUModel: avx.CPUModel, Kernels: "avx2 assembly", Cores: 2},
-		"portable kernels":   {CPUModel: avx.CPUModel, Kernels: "portable Go", Cores: 2},
-		"more cores":         {CPUModel: avx.CPUModel, Kernels: avx.Kernels, Cores: 4},
+		"another CPU model":  {CPUModel: "Intel(R) Xeon(R) Platinum 8488C", Kernels: avx.Kernels, Cores: 2, Code: avx.Code},
+		"another kernel set": {CPUModel: avx.CPUModel, Kernels: "avx2 assembly", Cores: 2, Code: avx.Code},
+		"portable kernels":   {CPUModel: avx.CPUModel, Kernels: "portable Go", Cores: 2, Code: avx.Code},
+		"more cores":         {CPUModel: avx.CPUModel, Kernels: avx.Kernels, Cores: 4, Code: avx.Code},
+		"other kernel code":  {CPUModel: avx.CPUModel, Kernels: avx.Kernels, Cores: 2, Code: "ba9876543210"},
 	} {
 		for other, k := range keys {
 			if h.Key() == k {
@@ -80,7 +82,7 @@ func TestCalibrateCaches(t *testing.T) {
 	// OpenBLAS's peak is measured once asked for, then kept with the cache.
 	o = options(dir, c, &log)
 	o.OpenBLAS = true
-	if r, err = Calibrate(o); err != nil || r.OpenBLAS == nil || r.OpenBLAS.GFLOPs != 260 || c.n != 2 {
+	if r, err = Calibrate(o); err != nil || r.OpenBLAS == nil || r.OpenBLAS.GFLOPs != 260 || c.n != 2 || !r.Cached {
 		t.Errorf("with OpenBLAS: %+v, %v, %d probes; want the peak added to the cached figures", r, err, c.n)
 	}
 	if r, err = Calibrate(options(dir, c, &log)); err != nil || r.OpenBLAS == nil || !r.Cached {
@@ -183,5 +185,14 @@ PASS
 	}
 	if _, err := parsePeak([]byte("--- SKIP: built without -tags openblas\nPASS\n")); err == nil {
 		t.Errorf("parsePeak accepted output without a peak line")
+	}
+}
+
+// This host is keyed by the code the probe runs, hashed from the binary's
+// own source: the kernelspeed and stepspeed stages' salt.
+func TestCurrentNamesCode(t *testing.T) {
+	h := Current()
+	if len(h.Code) != 12 || h.Code == "unknown" || h.CPUModel == "" || h.Kernels == "" || h.Cores < 1 {
+		t.Errorf("Current() = %+v: want the CPU model, kernel set, cores and 12 hex digits of the probed code's salt", h)
 	}
 }
