@@ -45,7 +45,7 @@ func estimatePlan(plan *pipeline.Plan, done map[string]*artifacts.Artifact, buil
 	if !builtin && hc != nil {
 		if c, err := cost.Host(hc.Speeds, cores, hostSource); err == nil { // Load and Probe checked the figures
 			cal = c
-			host = &planHost{Host: hc.Host, Speeds: hc.Speeds, Reference: cost.Reference, Measured: hc.Measured, Cached: hc.Cached, Path: hc.Path}
+			host = &planHost{Host: hc.Host, Speeds: hc.Speeds, Reference: cost.Reference, Measured: hc.Measured, Load: hc.Load, Cached: hc.Cached, Path: hc.Path}
 		}
 	}
 	if !builtin {

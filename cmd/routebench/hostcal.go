@@ -33,7 +33,7 @@ func hostCalibration(log io.Writer, f calibrationFlags) *hostcal.Result {
 	res, err := hostcal.Calibrate(hostcal.Options{
 		Dir: dir, Host: hostcal.Current(), Now: time.Now().UTC(),
 		Recalibrate: f.recalibrate, OpenBLAS: f.openblas,
-		Probe: hostcal.Probe, ProbeOpenBLAS: hostcal.OpenBLASPeak(cwd), Log: log,
+		Probe: hostcal.Probe, ProbeOpenBLAS: hostcal.OpenBLASPeak(cwd), LoadAverage: hostcal.LoadAverage, Log: log,
 	})
 	if err != nil {
 		fmt.Fprintf(log, "%v: estimating with the built-in constants\n", err)
@@ -51,6 +51,7 @@ type planHost struct {
 	Speeds    cost.Speeds  `json:"speeds"`
 	Reference cost.Speeds  `json:"reference"` // the built-in constants' host
 	Measured  time.Time    `json:"measured"`
+	Load      float64      `json:"load_average"` // before the probe; 0: unknown
 	Cached    bool         `json:"cached"`
 	Path      string       `json:"path"`
 }
@@ -97,6 +98,9 @@ func writeHost(w io.Writer, pe planEstimate) {
 	}
 	fmt.Fprintf(w, "host calibration: %s: %s, against the built-in constants' host's %s (probed %s, %s: %s)\n",
 		h.Host, speedsLine(h.Speeds), speedsLine(h.Reference), h.Measured.Format("2006-01-02 15:04 MST"), how, h.Path)
+	if h.Load > float64(h.Host.Cores) {
+		fmt.Fprintf(w, "  the probe ran at load average %.1f on %d cores: other work slowed its figures, and the estimate assumes that load for the whole run (plan --recalibrate when the machine is quieter)\n", h.Load, h.Host.Cores)
+	}
 	if b := pe.Budget; b != nil {
 		verdict := "within"
 		if !b.Within {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -100,5 +101,21 @@ func TestBudget(t *testing.T) {
 	writeHost(&buf, planEstimate{Host: &planHost{Host: hostcal.Current(), Speeds: res.Speeds, Reference: cost.Reference}, Budget: budgetOf("cpu", 6864, res)})
 	if !strings.Contains(buf.String(), "budget: 1h54m24s cold x OpenBLAS 2-thread sgemm peak 600.0 GFLOP/s / 400 = 2h51m36s on the reference host, over the cpu profile's 1h30m0s") {
 		t.Errorf("budget line:\n%s", buf.String())
+	}
+}
+
+// plan says when its probe ran on a loaded machine (load average above the
+// cores), and says nothing of load on a quiet one (the control).
+func TestHostLoadWarning(t *testing.T) {
+	h := hostcal.Host{CPUModel: "AMD EPYC", Kernels: "avx512 assembly", Cores: 2, Code: "0123456789ab"}
+	for _, c := range []struct {
+		load float64
+		warn bool
+	}{{8.3, true}, {1.5, false}, {0, false}} {
+		var buf bytes.Buffer
+		writeHost(&buf, planEstimate{Host: &planHost{Host: h, Speeds: cost.Reference, Reference: cost.Reference, Load: c.load}})
+		if got := strings.Contains(buf.String(), fmt.Sprintf("load average %.1f on 2 cores", c.load)); got != c.warn {
+			t.Errorf("load %.1f: warning %v, want %v:\n%s", c.load, got, c.warn, buf.String())
+		}
 	}
 }

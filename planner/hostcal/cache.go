@@ -40,6 +40,9 @@ type Entry struct {
 	Speeds   cost.Speeds `json:"speeds"`
 	OpenBLAS *Sgemm      `json:"openblas,omitempty"` // nil: not measured
 	Measured time.Time   `json:"measured"`           // when Speeds were probed
+	// Load is the 1-minute load average just before the probe (0 where
+	// unknown): above the core count, other work slowed the figures.
+	Load float64 `json:"load_average,omitempty"`
 }
 
 // Sgemm is OpenBLAS's 2-thread sgemm peak on bench/openblas's 2,048^3
@@ -140,7 +143,10 @@ type Options struct {
 	Probe       func() (cost.Speeds, error)
 	// ProbeOpenBLAS measures OpenBLAS's 2-thread sgemm peak on h.
 	ProbeOpenBLAS func(h Host) (Sgemm, error)
-	Log           io.Writer // why a cache was ignored, what was probed
+	// LoadAverage reads the host's load before a probe (LoadAverage; nil
+	// records none).
+	LoadAverage func() float64
+	Log         io.Writer // why a cache was ignored, what was probed
 }
 
 // Result is a calibration and where it came from.
@@ -165,12 +171,16 @@ func Calibrate(o Options) (Result, error) {
 	dirty, probed := false, false
 	if !cached {
 		fmt.Fprintf(o.Log, "calibrating cost estimates for this host (%s): a probe of a few seconds\n", o.Host)
+		var load float64
+		if o.LoadAverage != nil {
+			load = o.LoadAverage()
+		}
 		s, err := o.Probe()
 		if err != nil {
 			return Result{}, fmt.Errorf("hostcal: probing %s: %w", o.Host, err)
 		}
 		prior := e.OpenBLAS // a recalibration keeps a valid cache's OpenBLAS figure unless it measures a new one
-		e = Entry{Format: Format, Host: o.Host, Speeds: s, Measured: o.Now, OpenBLAS: prior}
+		e = Entry{Format: Format, Host: o.Host, Speeds: s, Measured: o.Now, OpenBLAS: prior, Load: load}
 		dirty, probed = true, true
 	}
 	if o.OpenBLAS && (e.OpenBLAS == nil || o.Recalibrate) {
@@ -187,4 +197,18 @@ func Calibrate(o Options) (Result, error) {
 		}
 	}
 	return Result{Entry: e, Path: p, Cached: !probed}, nil
+}
+
+// LoadAverage is the 1-minute load average (/proc/loadavg), 0 where it
+// cannot be read.
+func LoadAverage() float64 {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return 0
+	}
+	var l float64
+	if _, err := fmt.Sscan(string(b), &l); err != nil {
+		return 0
+	}
+	return l
 }

@@ -196,3 +196,18 @@ func TestCurrentNamesCode(t *testing.T) {
 		t.Errorf("Current() = %+v: want the CPU model, kernel set, cores and 12 hex digits of the probed code's salt", h)
 	}
 }
+
+// A probe records the load average read just before it, and the cache
+// keeps it.
+func TestCalibrateRecordsLoad(t *testing.T) {
+	dir := t.TempDir()
+	var log bytes.Buffer
+	o := options(dir, &counter{speeds: fake}, &log)
+	o.LoadAverage = func() float64 { return 7.5 }
+	if r, err := Calibrate(o); err != nil || r.Load != 7.5 {
+		t.Fatalf("probe: %+v, %v; want load 7.5 recorded", r, err)
+	}
+	if e, err := Load(dir, avx, t0); err != nil || e.Load != 7.5 {
+		t.Errorf("cached: %+v, %v; want load 7.5 kept", e, err)
+	}
+}
