@@ -10,8 +10,8 @@ import (
 // only look artifacts up (export, cat): unlike Open it creates nothing and
 // needs no write access, so a read-only store (a shared or archived one,
 // a mount without write permission) works, and a mistyped path is an
-// error instead of a new empty store. Only Get and the read methods may be
-// used on it; a write fails with the file system's error.
+// error instead of a new empty store. It is OpenReadOnly with that check:
+// a write through it fails naming the read-only opening.
 func OpenExisting(root string) (*Store, error) {
 	abs, err := filepath.Abs(root)
 	if err != nil {
@@ -26,5 +26,5 @@ func OpenExisting(root string) (*Store, error) {
 			return nil, fmt.Errorf("no artifact store at %s (its %s/: %w): name an existing store with --store or ROUTEBENCH_STORE, or run the stages first", abs, d, err)
 		}
 	}
-	return &Store{root: abs}, nil
+	return OpenReadOnly(abs)
 }
