@@ -104,8 +104,8 @@ func keptComments(f *ast.File) []*ast.CommentGroup {
 	return kept
 }
 
-// isDirective: a //go: or //line comment (no space after the slashes), the
-// forms the toolchain reads.
+// isDirective: a //go: or //line comment (no space after the slashes) or
+// an old-style "// +build" line: the forms the toolchain reads.
 func isDirective(text string) bool {
 	return strings.HasPrefix(text, "//go:") || strings.HasPrefix(text, "//line ") || strings.HasPrefix(text, "// +build")
 }
