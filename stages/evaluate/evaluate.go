@@ -150,13 +150,9 @@ func (s *scorer) score(L int, windows [][]int32, diag bool, what string) ([][]fl
 		if diag && s.probes != nil && w < s.cfg.Windows {
 			opts.ProbeQueries, opts.ProbeFar = s.cfg.probeQueries(L), s.cfg.Context
 		}
-		out, err := s.m.LogProbs(s.rc.Context, win[:L], win[1:L+1], opts)
+		out, loss, err := s.forward(L, w, "", win, opts)
 		if err != nil {
-			return nil, nil, fmt.Errorf("%s, length %d, window %d: %w", s.cfg.stageName(), L, w, err)
-		}
-		loss := make([]float64, L)
-		for i, lp := range out.LogProbs {
-			loss[i] = -lp
+			return nil, nil, err
 		}
 		losses = append(losses, loss)
 		if len(opts.ProbeQueries) > 0 {
@@ -170,10 +166,31 @@ func (s *scorer) score(L int, windows [][]int32, diag bool, what string) ([][]fl
 				return nil, nil, fmt.Errorf("%s, length %d, window %d: %w", s.cfg.stageName(), L, w, err)
 			}
 		}
-		s.done += int64(L)
-		s.rc.Progress(s.done, s.total, fmt.Sprintf("%sL=%d window %d/%d", what, L, w+1, len(windows)))
+		s.tally(L, fmt.Sprintf("%sL=%d window %d/%d", what, L, w+1, len(windows)))
 	}
 	return losses, diags, nil
+}
+
+// forward is the one window pass every design runs: the model over
+// window win's first L positions against the next tokens, returning the
+// pass and its per-position losses (negated log-probabilities); where
+// names the window's document in errors.
+func (s *scorer) forward(L, w int, where string, win []int32, opts nativeeval.Options) (nativeeval.Result, []float64, error) {
+	r, err := s.m.LogProbs(s.rc.Context, win[:L], win[1:L+1], opts)
+	if err != nil {
+		return r, nil, fmt.Errorf("%s, length %d, window %d%s: %w", s.cfg.stageName(), L, w, where, err)
+	}
+	loss := make([]float64, L)
+	for i, lp := range r.LogProbs {
+		loss[i] = -lp
+	}
+	return r, loss, nil
+}
+
+// tally counts L scored positions toward the stage's progress.
+func (s *scorer) tally(L int, msg string) {
+	s.done += int64(L)
+	s.rc.Progress(s.done, s.total, msg)
 }
 
 // lengthResult summarizes one protocol's windows at one length; base holds

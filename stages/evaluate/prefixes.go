@@ -89,16 +89,12 @@ func (s *scorer) scorePrefixes(ds *shards.Dataset, path bool) (map[int]lengthSco
 		if probeT != nil {
 			opts.ProbeQueries, opts.ProbeFar = probeQ, T
 		}
-		r, err := s.m.LogProbs(s.rc.Context, win[:Lmax], win[1:Lmax+1], opts)
+		r, loss, err := s.forward(Lmax, w, " ("+spans[w].Doc+")", win, opts)
 		if err != nil {
-			return nil, nil, fmt.Errorf("%s, length %d, window %d (%s): %w", cfg.stageName(), Lmax, w, spans[w].Doc, err)
+			return nil, nil, err
 		}
 		if err := s.route.add(w, r.Route); err != nil { // routemixing.go
 			return nil, nil, fmt.Errorf("%s, length %d, window %d: %w", cfg.stageName(), Lmax, w, err)
-		}
-		loss := make([]float64, Lmax)
-		for i, lp := range r.LogProbs {
-			loss[i] = -lp
 		}
 		for k, L := range append(slices.Clone(prefixes), Lmax) {
 			sc := at(L)
@@ -129,8 +125,7 @@ func (s *scorer) scorePrefixes(ds *shards.Dataset, path bool) (map[int]lengthSco
 		if probeT != nil {
 			probeT.add(splitProbe(r.Probe, cfg.probeQueries(T)))
 		}
-		s.done += int64(Lmax)
-		s.rc.Progress(s.done, s.total, fmt.Sprintf("L=%d window %d/%d (%s; prefixes score %v)", Lmax, w+1, len(long), spans[w].Doc, prefixes))
+		s.tally(Lmax, fmt.Sprintf("L=%d window %d/%d (%s; prefixes score %v)", Lmax, w+1, len(long), spans[w].Doc, prefixes))
 	}
 	base, err := ds.EvalWindowsAvoiding(cfg.Seed, T, cfg.WindowsAt(T), spans)
 	if err != nil {

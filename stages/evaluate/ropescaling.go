@@ -62,13 +62,9 @@ func (s *scorer) scoreScaledPrefixes(w int, win []int32, span shards.Span, ls []
 		if w < cfg.FarWindows {
 			opts.FarDistances = cfg.FarDistances
 		}
-		r, err := s.m.LogProbs(s.rc.Context, win[:L], win[1:L+1], opts)
+		r, loss, err := s.forward(L, w, " ("+span.Doc+")", win, opts)
 		if err != nil {
-			return fmt.Errorf("%s, length %d, window %d (%s): %w", cfg.stageName(), L, w, span.Doc, err)
-		}
-		loss := make([]float64, L)
-		for i, lp := range r.LogProbs {
-			loss[i] = -lp
+			return err
 		}
 		sc := out[L]
 		sc.losses = append(sc.losses, loss)
@@ -77,8 +73,7 @@ func (s *scorer) scoreScaledPrefixes(w int, win []int32, span shards.Span, ls []
 			sc.diags = append(sc.diags, r.Heads)
 		}
 		out[L] = sc
-		s.done += int64(L)
-		s.rc.Progress(s.done, s.total, fmt.Sprintf("L=%d window %d (%s; %s at s=%g)", L, w+1, span.Doc, cfg.RopeScaling, opts.RopeScaling.Factor))
+		s.tally(L, fmt.Sprintf("L=%d window %d (%s; %s at s=%g)", L, w+1, span.Doc, cfg.RopeScaling, opts.RopeScaling.Factor))
 	}
 	return nil
 }
