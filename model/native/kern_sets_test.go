@@ -115,6 +115,18 @@ func kernelCases() []kernelCase {
 			}
 		}
 	}
+	// A B of at least panelMajorMinKN elements: the AVX2 set runs its tiles
+	// in panel order, the others in row order.
+	if 1030*1040 < panelMajorMinKN {
+		panic("kernelCases: the panel-order case no longer reaches panelMajorMinKN")
+	}
+	for _, acc := range []bool{false, true} {
+		add(fmt.Sprintf("Gemm/panel-order/70x1030x1040/acc=%v", acc), func(r *rand.Rand) []float32 {
+			a, b, c := mixed(r, 70*1030, 1), mixed(r, 1030*1040, 1), mixed(r, 70*1040, 1)
+			Gemm{C: c, A: a, B: b, M: 70, K: 1030, N: 1040, Acc: acc, Workers: 2}.Run()
+			return c
+		})
+	}
 	add("GemmPacked/70x300x100", func(r *rand.Rand) []float32 {
 		a, b, c := mixed(r, 70*300, 1), mixed(r, 300*100, 1), mixed(r, 70*100, 1)
 		GemmPacked(c, 100, a, 300, PackB(b, 300, 100), 70, true)
