@@ -79,10 +79,14 @@ func (s *scorer) contextGain(L int, sc lengthScores) (*ContextGain, error) {
 		if len(win) < L+1 || len(long) < L {
 			return nil, fmt.Errorf("%s, length %d, window %d: %d tokens and %d losses for a context gain at %d", s.cfg.stageName(), L, w, len(win), len(long), L)
 		}
-		short, err := shortLosses(s, win, L, T, S)
+		// The window's tokens [L-T, L) alone, the losses of its last S
+		// positions (T-S..T-1 of the pass, all below T): the targets
+		// win[L-S+1 .. L], the ones the long pass scores at long[L-S:L].
+		_, pass, err := s.forward(T, w, fmt.Sprintf(" (the context gain's short pass at %d)", L), win[L-T:], nativeeval.Options{})
 		if err != nil {
-			return nil, fmt.Errorf("%s, length %d, window %d, context gain: %w", s.cfg.stageName(), L, w, err)
+			return nil, err
 		}
+		short := pass[T-S:]
 		var sum float64
 		var over int
 		for k, sl := range short {
@@ -97,27 +101,9 @@ func (s *scorer) contextGain(L int, sc lengthScores) (*ContextGain, error) {
 		}
 		g.Gain = append(g.Gain, sum/float64(S))
 		g.Share = append(g.Share, float64(over)/float64(S))
-		s.done += int64(T)
-		s.rc.Progress(s.done, s.total, fmt.Sprintf("context gain L=%d window %d/%d", L, w+1, n))
+		s.tally(T, fmt.Sprintf("context gain L=%d window %d/%d", L, w+1, n))
 	}
 	// The cost, in the log only (timings are not results).
 	s.rc.Logf("L=%d context gain: %d short passes of %d tokens in %.3f s; mean gain %.4f nats", L, n, T, time.Since(start).Seconds(), stats.Mean(g.Gain))
 	return g, nil
-}
-
-// shortLosses runs the window's tokens [L-T, L) alone and returns the
-// losses of its last S positions (positions T-S..T-1 of the pass, all
-// below T): the targets win[L-S+1 .. L], the same the long pass scores at
-// loss[L-S:L].
-func shortLosses(s *scorer, win []int32, L, T, S int) ([]float64, error) {
-	a := L - T
-	out, err := s.m.LogProbs(s.rc.Context, win[a:L], win[a+1:L+1], nativeeval.Options{})
-	if err != nil {
-		return nil, err
-	}
-	loss := make([]float64, S)
-	for k, lp := range out.LogProbs[T-S:] {
-		loss[k] = -lp
-	}
-	return loss, nil
 }

@@ -369,8 +369,7 @@ func (s *scorer) copyProbe(ds *shards.Dataset) (*CopyProbe, error) {
 	}
 	start := time.Now()
 	cp, err := copyGains(s.rc.Context, seqs, CopyProbeLen, modelLosses(s.m), func(tokens, d int) {
-		s.done += int64(tokens)
-		s.rc.Progress(s.done, s.total, fmt.Sprintf("copy probe d=%d", d))
+		s.tally(tokens, fmt.Sprintf("copy probe d=%d", d))
 	})
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", s.cfg.stageName(), err)

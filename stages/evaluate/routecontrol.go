@@ -88,8 +88,7 @@ func (s *scorer) repeatedControl(mx *RouteMixing, tok string) error {
 		}
 	}
 	mx.Repeated = &RepeatedText{Token: id, Tokens: L + 1}
-	s.done += int64(L)
-	s.rc.Progress(s.done, s.total, "route mixing: repeated-byte control")
+	s.tally(L, "route mixing: repeated-byte control")
 	return nil
 }
 
