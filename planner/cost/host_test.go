@@ -190,7 +190,8 @@ func checkColdRun(t *testing.T, file string, stages int, set ...string) {
 		}
 	}
 	var builtin float64
-	for _, e := range func() []Estimate { b, _ := Builtin(DevCores).Plan(plan); return b }() {
+	bEst, _ := Builtin(DevCores).Plan(plan)
+	for _, e := range bEst {
 		if _, ok := run.Stages[e.Stage]; ok {
 			builtin += e.Seconds
 		}
