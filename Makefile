@@ -11,7 +11,7 @@ PROFILE ?= cpu
 BENCH_DIR := .routebench/bench
 GO_SOURCES := $(shell find . -name '*.go' -not -path './.cache/*' -not -path './.routebench/*') go.mod go.sum pipeline/moddeps.json
 
-.PHONY: all lint setup modules moddeps corpus build calibrate gpu-binary gpu-bundle gpu-check-dryrun key-parity test-xla portable bench-paper-eval reproduce smoke gate baseline sweep-smoke study-gap study-scale study-scale-512 study-mixing test test-short test-slurm slurm-packages torch-packages test-torch tidy-npm test-tidy bench bench-compare bench-speed step-profile flop-count clean clean-store
+.PHONY: all lint setup modules moddeps corpus build calibrate gpu-binary gpu-bundle gpu-check-dryrun key-parity test-xla portable bench-paper-eval reproduce smoke gate baseline sweep-smoke study-gap study-scale study-scale-512 study-mixing avx2-emulated qemu-packages test test-short test-slurm slurm-packages torch-packages test-torch tidy-npm test-tidy bench bench-compare bench-speed step-profile flop-count clean clean-store
 
 all: build
 
@@ -141,6 +141,17 @@ study-mixing: setup $(BIN)
 # test-slurm: the Slurm executor against a real one-node Slurm started in a
 # temp dir (scripts/test-slurm.sh; docs/cluster.md); needs root for apt-get
 # and the daemons. About 3 minutes on 2 cores.
+# avx2-emulated: the AVX2 kernel set on a CPU without AVX-512 (qemu-x86_64
+# -cpu max: AVX2 and FMA, no AVX-512), against this host's bytes:
+# `routebench verify` of smoke trains and evaluations made natively
+# (scripts/avx2-emulated.sh; STAGES="train evaluate" verifies them all).
+qemu-packages:
+	@if ! command -v qemu-x86_64 >/dev/null; then \
+		apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends qemu-user; fi
+
+avx2-emulated: setup qemu-packages $(BIN)
+	BIN=$(BIN) bash scripts/avx2-emulated.sh
+
 slurm-packages:
 	@if ! command -v slurmctld >/dev/null || ! command -v munged >/dev/null; then \
 		apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y slurm-wlm munge; fi
