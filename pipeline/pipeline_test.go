@@ -188,6 +188,22 @@ func TestVerifyCatchesNondeterminism(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "not deterministic") {
 		t.Fatalf("verify did not fail loudly: %v", err)
 	}
+	// The failed verify threw its recomputation away: the entry still holds
+	// the first run's output, and a second verify fails against it again.
+	key, err := ComputeKey(flaky, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := r.Store.Get(key.ID)
+	if err != nil {
+		t.Fatalf("the cached entry is gone after a failed verify: %v", err)
+	}
+	if b, err := a.ReadFile("out"); err != nil || len(b) != 1 || b[0] != 1 {
+		t.Fatalf("after a failed verify the entry holds %v (%v), want the first run's output [1]", b, err)
+	}
+	if _, err := r.Run(context.Background(), p); err == nil || !strings.Contains(err.Error(), "left as it was") {
+		t.Fatalf("a second verify: want it to fail against the kept entry, got %v", err)
+	}
 	// A deterministic stage with a volatile file verifies.
 	r2 := quietRunner(t)
 	tp := toyPlan(t, toyConfig{N: 2}, map[string]int{})

@@ -182,7 +182,7 @@ func (r *Runner) runStage(ctx context.Context, s *Stage, done map[string]*artifa
 	default:
 		rec.Reason = missErr.(*artifacts.Miss).Reason
 	}
-	art, existed, wall, err := r.execute(ctx, s, key, done)
+	art, existed, wall, err := r.execute(ctx, s, key, done, cached)
 	rec.WallSec = wall.Seconds()
 	if err != nil {
 		return rec, nil, err
@@ -228,7 +228,12 @@ func (r *Runner) runStage(ctx context.Context, s *Stage, done map[string]*artifa
 // running). The commit is PutOnce's: the first complete index entry wins,
 // so two attempts at once leave one committed output. Forced and verify
 // runs replace the entry, as they always did.
-func (r *Runner) execute(ctx context.Context, s *Stage, key Key, done map[string]*artifacts.Artifact) (*artifacts.Artifact, bool, time.Duration, error) {
+//
+// A verify run compares its output with the cached entry before it commits
+// anything: a recomputation that differs is reported and thrown away, and
+// the entry it was checked against stays as it was (the evidence of what the
+// first run computed, and what the other runs sharing the store read).
+func (r *Runner) execute(ctx context.Context, s *Stage, key Key, done map[string]*artifacts.Artifact, cached *artifacts.Artifact) (*artifacts.Artifact, bool, time.Duration, error) {
 	work := r.Store.WorkDir(key.ID)
 	attempt := filepath.Join(work, r.attemptName())
 	out := filepath.Join(attempt, "out")
@@ -281,6 +286,16 @@ func (r *Runner) execute(ctx context.Context, s *Stage, key Key, done map[string
 	b, _ := json.MarshalIndent(info, "", "  ")
 	if err := os.WriteFile(filepath.Join(out, RunInfoFile), append(b, '\n'), 0o644); err != nil {
 		return nil, false, wall, fmt.Errorf("stage %s: %w", s.Name, err)
+	}
+	if r.Verify && cached != nil {
+		fresh, err := hashOutputs(key.ID, s.Name, out)
+		if err == nil {
+			err = compareOutputs(s, cached, fresh)
+		}
+		if err != nil {
+			os.RemoveAll(attempt)
+			return nil, false, wall, fmt.Errorf("%w; the store's entry is left as it was", err)
+		}
 	}
 	var art *artifacts.Artifact
 	existed := false
@@ -356,4 +371,31 @@ func CPUModel() string {
 		}
 	}
 	return runtime.GOARCH
+}
+
+// hashOutputs describes the files under dir as the store would index them
+// (names relative to dir with forward slashes, sorted, content hashes),
+// storing nothing.
+func hashOutputs(a artifacts.ActionID, stage, dir string) (*artifacts.Artifact, error) {
+	var files []artifacts.File
+	err := filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, err := filepath.Rel(dir, path)
+		if err != nil {
+			return err
+		}
+		id, size, err := artifacts.HashFile(path)
+		if err != nil {
+			return err
+		}
+		files = append(files, artifacts.File{Name: filepath.ToSlash(rel), ID: id, Size: size})
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("verify: hashing the recomputed output of stage %s: %w", stage, err)
+	}
+	sort.Slice(files, func(i, j int) bool { return files[i].Name < files[j].Name })
+	return &artifacts.Artifact{Action: a, Stage: stage, Files: files}, nil
 }
