@@ -186,7 +186,7 @@ func (t *sourceTree) salt(roots []string) (string, []string, error) {
 	if err != nil {
 		return "", nil, err
 	}
-	lines := []string{"go " + runtime.Version() + " " + runtime.GOARCH}
+	lines := []string{"go " + runtime.Version() + " " + runtime.GOARCH + mathTerm()}
 	for _, d := range deps {
 		lines = append(lines, "dep "+d)
 	}

@@ -21,11 +21,22 @@
 # value-transport and PaTH + forget-gate attention forms; STAGES="train
 # evaluate" verifies every train and evaluate stage of the smoke profile,
 # about 8 minutes on 2 cores). QEMU_CPU: the emulated CPU model (default max).
+# EXPECT: the set the emulated CPU must run (default avx2). QEMU_CPU=max,-avx2,-fma
+# EXPECT=portable emulates a CPU with neither, the portable set's host class:
+# there Go's float64 math.Exp takes another path than with FMA, the
+# statistics differ in their last bits, and the check is instead that every
+# stage's key differs from this host's (pipeline/mathpath.go).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=${BIN:-bin/routebench}
 GO=${GO:-go}
 QEMU_CPU=${QEMU_CPU:-max}
+EXPECT=${EXPECT:-avx2}
+case $EXPECT in
+  avx2) want="avx2 assembly" refused=avx512 ;;
+  portable) want="portable Go" refused=avx2 ;;
+  *) echo "avx2-emulated: EXPECT=$EXPECT: want avx2 or portable" >&2; exit 2 ;;
+esac
 STAGES=${STAGES:-train/rope evaluate/rope train/alibi evaluate/alibi train/random-qkv evaluate/random-qkv train/path-fox evaluate/path-fox}
 dir=.routebench/avx2-emulated
 emu() { qemu-x86_64 -cpu "$QEMU_CPU" "$@"; }
@@ -44,27 +55,45 @@ running() { ROUTEBENCH_KERNELS_CHILD=1 "$@" -test.run '^TestKernelsEnvChild$' -t
 host_set=$(running "$dir/native.test")
 emu_set=$(running emu "$dir/native.test")
 echo "avx2-emulated: this host runs the $host_set set; qemu -cpu $QEMU_CPU runs the $emu_set set ($(qemu-x86_64 --version | head -1))"
-[ "$emu_set" = "avx2 assembly" ] || die "the emulated CPU runs '$emu_set', not the AVX2 set: the check would not test an AVX2 host (try QEMU_CPU=max on qemu >= 7.2)"
-if out=$(ROUTEBENCH_KERNELS=avx512 emu "$BIN" help 2>&1); then
-  die "ROUTEBENCH_KERNELS=avx512 ran under qemu -cpu $QEMU_CPU: the emulated CPU has AVX-512, so it is not an AVX2 host"
+[ "$emu_set" = "$want" ] || die "the emulated CPU runs '$emu_set', not the $EXPECT set: the check would not test that host class (for AVX2: QEMU_CPU=max on qemu >= 7.2)"
+if out=$(ROUTEBENCH_KERNELS=$refused emu "$BIN" help 2>&1); then
+  die "ROUTEBENCH_KERNELS=$refused ran under qemu -cpu $QEMU_CPU: the emulated CPU runs it, so it is not the host class EXPECT=$EXPECT names"
 fi
-grep -q "cannot run here" <<<"$out" || die "ROUTEBENCH_KERNELS=avx512 under qemu failed for another reason than a missing AVX-512:"$'\n'"$out"
-echo "avx2-emulated: control: ROUTEBENCH_KERNELS=avx512 is refused there ('cannot run here')"
+grep -q "cannot run here" <<<"$out" || die "ROUTEBENCH_KERNELS=$refused under qemu failed for another reason than the CPU lacking it:"$'\n'"$out"
+echo "avx2-emulated: control: ROUTEBENCH_KERNELS=$refused is refused there ('cannot run here')"
 
-echo "avx2-emulated: model/native's bitwise tests under qemu"
+echo "avx2-emulated: model/native's bitwise tests, and the key's math term, under qemu"
 emu "$dir/native.test" -test.short -test.run '^(TestKernelSetsBitwise|TestKernelSetsBitwiseCanFail)$' -test.v 2>&1 |
   grep -E '^(--- |ok|PASS|FAIL)|kernel sets compared|caught in' || die "bitwise tests failed under qemu"
+$GO test -c -tags noxla -o "$dir/pipeline.test" ./pipeline
+emu "$dir/pipeline.test" -test.run '^TestMath' -test.v 2>&1 |
+  grep -E '^(--- |ok|PASS|FAIL)|math fingerprint' || die "the math-term tests failed under qemu"
 
 rm -rf "$dir/store"
 t0=$SECONDS
 # shellcheck disable=SC2086 # STAGES is a list of stage names
 "$BIN" run --store "$dir/store" --profile smoke $STAGES > "$dir/host.log" 2>&1 || { tail -20 "$dir/host.log"; die "the native run failed (log: $dir/host.log)"; }
 echo "avx2-emulated: filled $dir/store natively with the $host_set set in $((SECONDS - t0)) s: $STAGES"
+if [ "$EXPECT" = portable ]; then
+  # Without FMA, Go's math.Exp takes its other path (pipeline/mathpath.go):
+  # such a host must compute other keys, so that nothing mixes.
+  # shellcheck disable=SC2086
+  emu "$BIN" status --store "$dir/store" --profile smoke $STAGES > "$dir/emulated.log" 2>&1 || { cat "$dir/emulated.log"; die "status under qemu failed"; }
+  if grep -E '^  [^ ]+ +[0-9a-f]{12} +cached' "$dir/emulated.log"; then
+    die "under qemu -cpu $QEMU_CPU (no FMA) the stages above hit this host's entries: their float64 statistics differ, so their keys must"
+  fi
+  head -3 "$dir/emulated.log"
+  echo "avx2-emulated: a CPU without FMA computes other keys for every stage (the key's math term): its results never mix with this host's"
+  exit 0
+fi
 t0=$SECONDS
 # shellcheck disable=SC2086
 if ! emu "$BIN" verify --store "$dir/store" --profile smoke $STAGES > "$dir/emulated.log" 2>&1; then
   grep -v '%' "$dir/emulated.log" | tail -20
-  die "verify under qemu -cpu $QEMU_CPU (the AVX2 set) found outputs that differ from this host's (log: $dir/emulated.log)"
+  die "verify under qemu -cpu $QEMU_CPU (the $EXPECT set) found outputs that differ from this host's (log: $dir/emulated.log)"
 fi
 grep -E 'verified|^verify:' "$dir/emulated.log"
-echo "avx2-emulated: every stage recomputed under the AVX2 set gave this host's bytes ($((SECONDS - t0)) s under emulation)"
+if grep -E 'ran \(verify\)' "$dir/emulated.log"; then
+  die "the stages above had other keys under qemu -cpu $QEMU_CPU than on this host, so nothing was compared (does this host lack FMA? go test ./pipeline -run TestMath -v)"
+fi
+echo "avx2-emulated: every stage recomputed under the $EXPECT set gave this host's bytes ($((SECONDS - t0)) s under emulation)"
