@@ -21,7 +21,8 @@ import (
 // The code salt of a stage is the hash of the source (its canonical form,
 // without comments or layout: canon.go) of the packages that implement it and of every routebench package they import, transitively,
 // plus the third-party modules those same packages can use (path, version
-// and go.sum h1 hash), the Go version and the architecture.
+// and go.sum h1 hash), the Go version and the architecture, and where Go's
+// float64 math departs from its amd64 FMA path, that path (mathpath.go).
 //
 // The source comes from the binary itself (routebench.Source, go:embed), so
 // the salt can never be stale: it is the code that runs. Consequences:
