@@ -11,7 +11,7 @@ PROFILE ?= cpu
 BENCH_DIR := .routebench/bench
 GO_SOURCES := $(shell find . -name '*.go' -not -path './.cache/*' -not -path './.routebench/*') go.mod go.sum pipeline/moddeps.json
 
-.PHONY: all lint setup modules moddeps corpus build calibrate gpu-binary gpu-bundle gpu-check-dryrun key-parity test-xla portable bench-paper-eval reproduce smoke gate baseline sweep-smoke study-gap study-scale study-scale-512 study-mixing avx2-emulated qemu-packages test test-short test-slurm slurm-packages torch-packages test-torch tidy-npm test-tidy bench bench-compare bench-speed step-profile flop-count clean clean-store
+.PHONY: all lint setup modules moddeps corpus build calibrate gpu-binary gpu-bundle gpu-check-dryrun key-parity test-xla portable bench-paper-eval reproduce smoke gate baseline sweep-smoke study-gap study-scale study-scale-512 study-mixing avx2-emulated arm64-emulated qemu-packages test test-short test-slurm slurm-packages torch-packages test-torch tidy-npm test-tidy bench bench-compare bench-speed step-profile flop-count clean clean-store
 
 all: build
 
@@ -151,6 +151,12 @@ qemu-packages:
 
 avx2-emulated: setup qemu-packages $(BIN)
 	BIN=$(BIN) bash scripts/avx2-emulated.sh
+
+# arm64-emulated: the arm64 build run, not only built: smoke train + evaluate
+# under qemu-aarch64, determinism there, and keys apart from this host's
+# (scripts/arm64-emulated.sh).
+arm64-emulated: setup qemu-packages $(BIN)
+	bash scripts/arm64-emulated.sh
 
 slurm-packages:
 	@if ! command -v slurmctld >/dev/null || ! command -v munged >/dev/null; then \
