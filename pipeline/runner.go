@@ -294,6 +294,7 @@ func (r *Runner) execute(ctx context.Context, s *Stage, key Key, done map[string
 		}
 		if err != nil {
 			os.RemoveAll(attempt)
+			os.Remove(work) // only if no other attempt's dir is left in it
 			return nil, false, wall, fmt.Errorf("%w; the store's entry is left as it was", err)
 		}
 	}
