@@ -325,33 +325,10 @@ func (s *Store) put(a ActionID, stage string, dir string, once bool) (*Artifact,
 	}
 	defer shared.Unlock()
 
-	var files []File
-	err = filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() {
-			return nil
-		}
-		if !d.Type().IsRegular() {
-			return fmt.Errorf("%s is not a regular file", path)
-		}
-		rel, err := filepath.Rel(dir, path)
-		if err != nil {
-			return err
-		}
-		f, err := s.putBlob(path)
-		if err != nil {
-			return err
-		}
-		f.Name = filepath.ToSlash(rel)
-		files = append(files, f)
-		return nil
-	})
+	files, err := walkOutputs(dir, s.putBlob)
 	if err != nil {
 		return nil, false, fmt.Errorf("storing output of stage %s: %w", stage, err)
 	}
-	sort.Slice(files, func(i, j int) bool { return files[i].Name < files[j].Name })
 	art := &Artifact{Action: a, Stage: stage, Files: files, store: s}
 	entry, err := encodeIndex(art)
 	if err != nil {
@@ -365,6 +342,54 @@ func (s *Store) put(a ActionID, stage string, dir string, once bool) (*Artifact,
 		return kept, true, nil
 	}
 	return art, false, nil
+}
+
+// Describe lists the files under dir as Put would index them (the same
+// names, hashes and sizes, the same refusal of anything but regular files)
+// without storing anything: what a verify run compares with the cached
+// entry before it decides to commit.
+func Describe(a ActionID, stage string, dir string) (*Artifact, error) {
+	files, err := walkOutputs(dir, func(path string) (File, error) {
+		id, size, err := HashFile(path)
+		return File{ID: id, Size: size}, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("describing output of stage %s: %w", stage, err)
+	}
+	return &Artifact{Action: a, Stage: stage, Files: files}, nil
+}
+
+// walkOutputs calls file on every regular file under dir and names the
+// result by its path relative to dir, with '/' separators, sorted by name.
+func walkOutputs(dir string, file func(path string) (File, error)) ([]File, error) {
+	var files []File
+	err := filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			return nil
+		}
+		if !d.Type().IsRegular() {
+			return fmt.Errorf("%s is not a regular file", path)
+		}
+		rel, err := filepath.Rel(dir, path)
+		if err != nil {
+			return err
+		}
+		f, err := file(path)
+		if err != nil {
+			return err
+		}
+		f.Name = filepath.ToSlash(rel)
+		files = append(files, f)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	sort.Slice(files, func(i, j int) bool { return files[i].Name < files[j].Name })
+	return files, nil
 }
 
 // putBlob hashes src and stores it by content unless a verified copy exists.
